@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vperf_guest.ko: the guest side of the vperf paravirtual device.
+ *
+ * It finds the device (CPUID), registers one shared page per vCPU and sets
+ * its virtual counters, offers /dev/vperf with an information ioctl and
+ * per-thread counters (thread.c), and binds the ACPI device to count its
+ * interrupts.  Samples come later.
+ */
+#include <linux/init.h>
+#include <linux/moduleparam.h>
+#include <linux/module.h>
+#include <linux/sysfs.h>
+
+#include "vperf_guest.h"
+
+static int irq_count_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&vperf_irq_count));
+}
+
+static const struct kernel_param_ops irq_count_ops = { .get = irq_count_get };
+module_param_cb(irq_count, &irq_count_ops, NULL, 0444);
+MODULE_PARM_DESC(irq_count, "device interrupts seen since load (read only)");
+
+static int irq_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(vperf_irq));
+}
+
+static const struct kernel_param_ops irq_ops = { .get = irq_get };
+module_param_cb(irq, &irq_ops, NULL, 0444);
+MODULE_PARM_DESC(irq, "the Linux IRQ of the VPF0001 device, -1 if unbound (read only)");
+
+static int threads_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", vperf_threads_count());
+}
+
+static const struct kernel_param_ops threads_ops = { .get = threads_get };
+module_param_cb(threads, &threads_ops, NULL, 0444);
+MODULE_PARM_DESC(threads, "threads with a per-thread context now (read only)");
+
+static int __init vperf_init(void)
+{
+	int ret;
+
+	ret = vperf_pv_detect();
+	if (ret)
+		return ret;
+	ret = vperf_pages_init();
+	if (ret)
+		return ret;
+	ret = vperf_threads_init();
+	if (ret)
+		goto exit_pages;
+	ret = vperf_dev_init();
+	if (ret)
+		goto exit_threads;
+	return 0;
+
+exit_threads:
+	vperf_threads_exit();
+exit_pages:
+	vperf_pages_exit();
+	return ret;
+}
+
+static void __exit vperf_exit(void)
+{
+	vperf_dev_exit();
+	vperf_threads_exit();
+	vperf_pages_exit();
+}
+
+module_init(vperf_init);
+module_exit(vperf_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("vperf: paravirtual performance counters, guest side");

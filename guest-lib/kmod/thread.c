@@ -1,0 +1,773 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-thread virtual counters: perfctr-xen's scheme on the vperf device.
+ *
+ * A thread with a context gets a page (mapped read-only by the thread
+ * itself).  A probe on the sched_switch tracepoint takes, when a monitored
+ * thread switches in, a base from its CPU's vCPU page (one SNAPSHOT
+ * hypercall), and when it switches out adds (now - base) into the thread's
+ * page under the page's seq protocol.  A switch from one monitored thread to
+ * another costs one hypercall: the snapshot that ends prev's slice is
+ * next's base.  Switches between unmonitored threads cost a hash lookup.
+ *
+ * Contexts belong to a file: its list keeps every context it had, live or
+ * finished, as the rows VPERF_IOC_THREAD_LIST reports, until the file is
+ * released.  A live context is also on the global hash (RCU, keyed by the
+ * task, of which it holds a reference), where the probes find it.  It
+ * leaves the hash at THREAD_STOP, at the thread's exit (sched_process_exit
+ * accounts the last slice) and at the file's release, all under
+ * vperf_threads_lock; only the release frees it, after an RCU grace period
+ * that covers the probes (tracepoint probes run with preemption off).  The
+ * page is freed by its last reference: a mapping holds one until munmap.
+ *
+ * Inheritance: sched_process_fork runs in the parent after the child is
+ * created and before it is woken; a parent whose context has
+ * VPERF_THREAD_INHERIT gives the child a context on the same file there.
+ */
+#include <linux/atomic.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/hashtable.h>
+#include <linux/list.h>
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/pid.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include <linux/uaccess.h>
+
+#include "vperf_guest.h"
+#include "vperf_guest_uapi.h"
+
+/*
+ * Who may start a context for another thread, like perf_event_paranoid: 2:
+ * nobody (a thread counts itself and what it creates), 1: the thread's own
+ * user (same real, effective and saved uid, the target dumpable), 0 or
+ * less: anyone.  CAP_PERFMON or CAP_SYS_ADMIN may always.
+ */
+static int paranoid = 1;
+module_param(paranoid, int, 0644);
+MODULE_PARM_DESC(paranoid, "who may monitor other threads: 2 nobody, 1 their own user (default), 0 anyone");
+
+static unsigned int max_threads = 4096;
+module_param(max_threads, uint, 0644);
+MODULE_PARM_DESC(max_threads, "contexts one open /dev/vperf may have had (live and finished); more are counted lost");
+
+struct vperf_file {
+	struct list_head threads;	/* vperf_thread.file_node, in start order */
+	unsigned int nr;		/* contexts on the list */
+	u64 lost;			/* threads that got no context */
+};
+
+struct vperf_thread {
+	struct hlist_node node;		/* vperf_threads while live, RCU */
+	struct list_head file_node;	/* vperf_file.threads */
+	struct vperf_file *vf;		/* the file it belongs to */
+	struct task_struct *task;	/* the key; a reference while live */
+	struct pid *pid, *tgid;		/* for the rows, in the reader's namespace */
+	struct page *page;		/* the thread page; one reference */
+	struct vperf_thread_page *tp;	/* its kernel address */
+	u32 flags;			/* VPERF_THREAD_* */
+	u32 row_flags;			/* VPERF_ROW_* once finished */
+	char comm[TASK_COMM_LEN];	/* the name when it finished */
+	int base_cpu;			/* CPU of base[], -1: none */
+	u32 nr;				/* counters in base[] */
+	u64 base_host_ns;		/* host time of base[] */
+	u64 base_guest_ns;		/* local_clock() at base[] */
+	struct vperf_counter_value base[VPERF_NR_COUNTERS];
+	struct rcu_head rcu;
+};
+
+static DEFINE_HASHTABLE(vperf_threads, 6);
+static DEFINE_SPINLOCK(vperf_threads_lock);
+static atomic_t vperf_nr_threads = ATOMIC_INIT(0);	/* live contexts */
+
+int vperf_threads_count(void)
+{
+	return atomic_read(&vperf_nr_threads);
+}
+
+/* Under rcu_read_lock() or with preemption off. */
+static struct vperf_thread *vperf_thread_find(const struct task_struct *task)
+{
+	struct vperf_thread *t;
+
+	hash_for_each_possible_rcu(vperf_threads, t, node, (unsigned long)task)
+		if (t->task == task)
+			return t;
+	return NULL;
+}
+
+/* No base any more: the doorbell read must not use the page's (seq protected). */
+static void vperf_thread_invalidate(struct vperf_thread *t)
+{
+	struct vperf_thread_page *tp = t->tp;
+
+	t->base_cpu = -1;
+	if (!tp->base_valid)
+		return;
+	WRITE_ONCE(tp->seq, tp->seq + 1);
+	smp_wmb();
+	tp->base_valid = 0;
+	smp_wmb();
+	WRITE_ONCE(tp->seq, tp->seq + 1);
+}
+
+/* Add (now - base) to the thread page; the thread's slice ended on this CPU. */
+static void vperf_thread_account(struct vperf_thread *t,
+				 const struct vperf_counter_value *now, u32 nr, u64 host_ns)
+{
+	struct vperf_thread_page *tp = t->tp;
+	u32 i;
+
+	if (t->base_cpu != smp_processor_id()) {
+		/* No base (no page there, a failed snapshot): lose the slice. */
+		vperf_thread_invalidate(t);
+		return;
+	}
+	nr = min(nr, t->nr);
+	WRITE_ONCE(tp->seq, tp->seq + 1);
+	smp_wmb();
+	for (i = 0; i < nr; i++) {
+		struct vperf_counter_value *b = &t->base[i];
+
+		/* A counter reset under us (COUNTERS_SET) goes backwards: skip. */
+		if (now[i].value >= b->value)
+			tp->counters[i].value += now[i].value - b->value;
+		if (now[i].enabled >= b->enabled)
+			tp->counters[i].enabled += now[i].enabled - b->enabled;
+		if (now[i].running >= b->running)
+			tp->counters[i].running += now[i].running - b->running;
+	}
+	if (host_ns >= t->base_host_ns)
+		tp->host_ns += host_ns - t->base_host_ns;
+	tp->guest_ns += local_clock() - t->base_guest_ns;
+	tp->switches++;
+	tp->base_valid = 0;
+	smp_wmb();
+	WRITE_ONCE(tp->seq, tp->seq + 1);
+	t->base_cpu = -1;
+}
+
+static void vperf_thread_set_base(struct vperf_thread *t,
+				  const struct vperf_counter_value *now, u32 nr, u64 host_ns)
+{
+	struct vperf_thread_page *tp = t->tp;
+	u32 i;
+
+	t->base_host_ns = host_ns;
+	t->base_guest_ns = local_clock();
+	memcpy(t->base, now, nr * sizeof(*now));
+	t->nr = nr;
+	t->base_cpu = smp_processor_id();
+	/* published for the doorbell read, under seq: the thread is not in user mode now */
+	WRITE_ONCE(tp->seq, tp->seq + 1);
+	smp_wmb();
+	for (i = 0; i < nr && i < VPERF_THREAD_MAX_COUNTERS; i++)
+		tp->base[i] = now[i].value;
+	tp->base_valid = 1;
+	smp_wmb();
+	WRITE_ONCE(tp->seq, tp->seq + 1);
+}
+
+/* sched_switch: preemption is off, the runqueue lock held.  Never sleeps. */
+static void vperf_probe_sched_switch(void *data, bool preempt,
+				     struct task_struct *prev,
+				     struct task_struct *next,
+				     unsigned int prev_state)
+{
+	struct vperf_counter_value now[VPERF_NR_COUNTERS];
+	struct vperf_thread *pt, *nt;
+	u64 host_ns;
+	u32 nr;
+
+	if (!atomic_read(&vperf_nr_threads))
+		return;
+	rcu_read_lock();
+	pt = vperf_thread_find(prev);
+	nt = vperf_thread_find(next);
+	if (!pt && !nt)
+		goto unlock;
+	/* One hypercall for both ends of the switch. */
+	if (vperf_snapshot(now, VPERF_NR_COUNTERS, &nr, &host_ns)) {
+		if (pt)
+			vperf_thread_invalidate(pt);
+		if (nt)
+			vperf_thread_invalidate(nt);
+		goto unlock;
+	}
+	if (pt)
+		vperf_thread_account(pt, now, nr, host_ns);
+	if (nt)
+		vperf_thread_set_base(nt, now, nr, host_ns);
+unlock:
+	rcu_read_unlock();
+}
+
+static void vperf_thread_free_rcu(struct rcu_head *rcu)
+{
+	struct vperf_thread *t = container_of(rcu, struct vperf_thread, rcu);
+
+	put_page(t->page);
+	put_pid(t->pid);
+	put_pid(t->tgid);
+	kfree(t);
+}
+
+/*
+ * A context for task, not yet on any list; gfp GFP_KERNEL in process
+ * context, GFP_NOWAIT in a probe.  Takes a reference on the task.
+ */
+static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 flags, gfp_t gfp)
+{
+	struct vperf_thread *t;
+
+	t = kzalloc(sizeof(*t), gfp);
+	if (!t)
+		return NULL;
+	t->page = alloc_page(gfp | __GFP_ZERO);
+	if (!t->page) {
+		kfree(t);
+		return NULL;
+	}
+	t->tp = page_address(t->page);
+	t->tp->size = sizeof(*t->tp);
+	t->tp->version = VPERF_THREAD_PAGE_VERSION;
+	t->tp->nr = VPERF_NR_COUNTERS;
+	t->flags = flags;
+	t->base_cpu = -1;
+	t->pid = get_task_pid(task, PIDTYPE_PID);
+	t->tgid = get_task_pid(task, PIDTYPE_TGID);
+	get_task_struct(task);
+	t->task = task;
+	return t;
+}
+
+/* A context that never went live (lost a race, over the limit). */
+static void vperf_thread_discard(struct vperf_thread *t)
+{
+	put_task_struct(t->task);
+	put_page(t->page);
+	put_pid(t->pid);
+	put_pid(t->tgid);
+	kfree(t);
+}
+
+/* Under vperf_threads_lock: live on the hash and the end of vf's list. */
+static void vperf_thread_link(struct vperf_file *vf, struct vperf_thread *t)
+{
+	t->vf = vf;
+	list_add_tail(&t->file_node, &vf->threads);
+	vf->nr++;
+	atomic_inc(&vperf_nr_threads);
+	hash_add_rcu(vperf_threads, &t->node, (unsigned long)t->task);
+}
+
+/*
+ * Under vperf_threads_lock: a live context ends; it stays on its file as a
+ * final row.  The task reference goes: the key may be reused once the task
+ * is freed, and the context is off the hash before that.
+ */
+static void vperf_thread_finish(struct vperf_thread *t, u32 row_flag)
+{
+	hash_del_rcu(&t->node);
+	atomic_dec(&vperf_nr_threads);
+	get_task_comm(t->comm, t->task);
+	t->row_flags |= row_flag;
+	put_task_struct(t->task);	/* never the last: the caller or the task holds one */
+	t->task = NULL;
+}
+
+/* Account the running slice of current (this CPU) and start a new one. */
+static void vperf_thread_resample(struct vperf_thread *t, bool again)
+{
+	struct vperf_counter_value now[VPERF_NR_COUNTERS];
+	u64 host_ns;
+	u32 nr;
+
+	if (vperf_snapshot(now, VPERF_NR_COUNTERS, &nr, &host_ns)) {
+		vperf_thread_invalidate(t);
+		return;
+	}
+	vperf_thread_account(t, now, nr, host_ns);
+	if (again)
+		vperf_thread_set_base(t, now, nr, host_ns);
+}
+
+/* sched_process_exit: the exiting thread (current) ends its context.  Never sleeps. */
+static void vperf_probe_process_exit(void *data, struct task_struct *task)
+{
+	struct vperf_thread *t;
+
+	if (!atomic_read(&vperf_nr_threads))
+		return;
+	spin_lock(&vperf_threads_lock);
+	t = vperf_thread_find(task);
+	if (t) {
+		if (task == current)
+			vperf_thread_resample(t, false);
+		vperf_thread_finish(t, VPERF_ROW_EXITED);
+	}
+	spin_unlock(&vperf_threads_lock);
+}
+
+/* sched_process_fork: in the parent, before the child runs.  Never sleeps. */
+static void vperf_probe_process_fork(void *data, struct task_struct *parent,
+				     struct task_struct *child)
+{
+	struct vperf_thread *pt, *ct;
+	u32 flags;
+
+	if (!atomic_read(&vperf_nr_threads))
+		return;
+	rcu_read_lock();
+	pt = vperf_thread_find(parent);
+	flags = pt ? READ_ONCE(pt->flags) : 0;
+	rcu_read_unlock();
+	if (!(flags & VPERF_THREAD_INHERIT))
+		return;
+
+	ct = vperf_thread_alloc(child, flags, GFP_NOWAIT | __GFP_NOWARN);
+	spin_lock(&vperf_threads_lock);
+	pt = vperf_thread_find(parent);	/* again: it may have ended meanwhile */
+	if (!pt) {
+		spin_unlock(&vperf_threads_lock);
+		if (ct)
+			vperf_thread_discard(ct);
+		return;
+	}
+	if (!ct || pt->vf->nr >= READ_ONCE(max_threads)) {
+		pt->vf->lost++;
+		spin_unlock(&vperf_threads_lock);
+		if (ct)
+			vperf_thread_discard(ct);
+		return;
+	}
+	vperf_thread_link(pt->vf, ct);	/* the base comes at its first switch-in */
+	spin_unlock(&vperf_threads_lock);
+}
+
+/* The live context of the calling thread on this file; under vperf_threads_lock. */
+static struct vperf_thread *vperf_file_thread(struct vperf_file *vf)
+{
+	struct vperf_thread *t = vperf_thread_find(current);
+
+	return t && t->vf == vf ? t : NULL;
+}
+
+/* May current start a context for task?  0 or -EACCES. */
+static int vperf_may_monitor(struct task_struct *task)
+{
+	const struct cred *cred = current_cred(), *tcred;
+	int level = READ_ONCE(paranoid);
+	bool same;
+
+	if (task == current || capable(CAP_PERFMON) || capable(CAP_SYS_ADMIN))
+		return 0;
+	if (level >= 2)
+		return -EACCES;
+	if (level <= 0)
+		return 0;
+	rcu_read_lock();
+	tcred = __task_cred(task);
+	same = uid_eq(cred->uid, tcred->euid) && uid_eq(cred->uid, tcred->suid) &&
+	       uid_eq(cred->uid, tcred->uid) && gid_eq(cred->gid, tcred->egid) &&
+	       gid_eq(cred->gid, tcred->sgid) && gid_eq(cred->gid, tcred->gid);
+	rcu_read_unlock();
+	if (!same)
+		return -EACCES;
+	task_lock(task);
+	if (task->mm && get_dumpable(task->mm) != SUID_DUMP_USER)
+		same = false;
+	task_unlock(task);
+	return same ? 0 : -EACCES;
+}
+
+long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
+{
+	struct vperf_counter_value now[VPERF_NR_COUNTERS];
+	struct vperf_file *vf = file->private_data;
+	struct task_struct *task;
+	struct vperf_thread_start ks;
+	struct vperf_thread *t;
+	u32 usize, nr;
+	u64 host_ns;
+	int ret;
+
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < VPERF_THREAD_START_SIZE_VER0)
+		return -EINVAL;
+	/* A larger (newer) struct is fine if what we do not know is zero. */
+	ret = copy_struct_from_user(&ks, sizeof(ks), uarg, usize);
+	if (ret)
+		return ret;
+	if ((ks.flags & ~VPERF_THREAD_FLAGS) || ks.tid < 0)
+		return -EINVAL;
+
+	if (ks.tid == 0 || ks.tid == task_pid_vnr(current)) {
+		task = current;
+		get_task_struct(task);
+	} else {
+		struct pid *pid = find_get_pid(ks.tid);
+
+		task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
+		put_pid(pid);
+		if (!task)
+			return -ESRCH;
+		ret = vperf_may_monitor(task);
+		if (ret)
+			goto put_task;
+	}
+
+	t = vperf_thread_alloc(task, ks.flags, GFP_KERNEL);
+	if (!t) {
+		ret = -ENOMEM;
+		goto put_task;
+	}
+
+	/* Preemption is off from here to the insertion: the base is this CPU's. */
+	spin_lock(&vperf_threads_lock);
+	if (vperf_thread_find(task)) {
+		ret = -EBUSY;
+		goto unlock;
+	}
+	if (vf->nr >= READ_ONCE(max_threads)) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	if (task == current) {
+		ret = vperf_snapshot(now, VPERF_NR_COUNTERS, &nr, &host_ns);
+		if (ret)
+			goto unlock;
+		if (nr < VPERF_NR_COUNTERS) {
+			/* Someone else replaced this vCPU's counters. */
+			ret = -ENODEV;
+			goto unlock;
+		}
+		vperf_thread_set_base(t, now, nr, host_ns);
+	}
+	/* Another thread: its base comes at its next switch-in. */
+	vperf_thread_link(vf, t);
+	spin_unlock(&vperf_threads_lock);
+	put_task_struct(task);
+
+	memset(&ks, 0, sizeof(ks));
+	ks.size = min_t(u32, usize, sizeof(ks));
+	ks.nr_counters = VPERF_NR_COUNTERS;
+	ks.page_size = PAGE_SIZE;
+	ks.page_version = VPERF_THREAD_PAGE_VERSION;
+	if (copy_to_user(uarg, &ks, ks.size))
+		return -EFAULT;	/* the context stays: STOP or close ends it */
+	return 0;
+
+unlock:
+	spin_unlock(&vperf_threads_lock);
+	vperf_thread_discard(t);
+put_task:
+	put_task_struct(task);
+	return ret;
+}
+
+long vperf_ioctl_thread_stop(struct file *file)
+{
+	struct vperf_thread *t;
+
+	spin_lock(&vperf_threads_lock);
+	t = vperf_file_thread(file->private_data);
+	if (!t) {
+		spin_unlock(&vperf_threads_lock);
+		return -ENOENT;
+	}
+	/* The current slice, so that the page is final. */
+	vperf_thread_resample(t, false);
+	vperf_thread_finish(t, VPERF_ROW_STOPPED);
+	spin_unlock(&vperf_threads_lock);
+	return 0;
+}
+
+long vperf_ioctl_thread_read(struct file *file)
+{
+	struct vperf_thread *t;
+
+	spin_lock(&vperf_threads_lock);
+	t = vperf_file_thread(file->private_data);
+	if (t)
+		vperf_thread_resample(t, true);
+	spin_unlock(&vperf_threads_lock);
+	return t ? 0 : -ENOENT;
+}
+
+/* Under vperf_threads_lock: t's row, its page copied with the seq protocol. */
+static void vperf_thread_row(struct vperf_thread *t, struct vperf_thread_row *row)
+{
+	const struct vperf_thread_page *tp = t->tp;
+	u32 seq, i;
+
+	memset(row, 0, sizeof(*row));
+	row->pid = pid_vnr(t->tgid);
+	row->tid = pid_vnr(t->pid);
+	row->flags = t->row_flags;
+	if (t->task)
+		get_task_comm(row->comm, t->task);
+	else
+		memcpy(row->comm, t->comm, sizeof(row->comm));
+	do {
+		seq = smp_load_acquire(&tp->seq);
+		if (seq & 1) {
+			cpu_relax();
+			continue;
+		}
+		row->nr = READ_ONCE(tp->nr);
+		row->switches = READ_ONCE(tp->switches);
+		row->host_ns = READ_ONCE(tp->host_ns);
+		row->guest_ns = READ_ONCE(tp->guest_ns);
+		for (i = 0; i < VPERF_THREAD_MAX_COUNTERS; i++) {
+			row->counters[i].value = READ_ONCE(tp->counters[i].value);
+			row->counters[i].enabled = READ_ONCE(tp->counters[i].enabled);
+			row->counters[i].running = READ_ONCE(tp->counters[i].running);
+		}
+		smp_rmb();
+	} while ((seq & 1) || READ_ONCE(tp->seq) != seq);
+}
+
+#define VPERF_LIST_CHUNK	8
+
+long vperf_ioctl_thread_list(struct file *file, void __user *uarg)
+{
+	struct vperf_file *vf = file->private_data;
+	struct vperf_thread_row *rows;
+	struct vperf_thread_list kl;
+	struct vperf_thread *t;
+	u32 usize, rsize, done = 0, n, i;
+	struct list_head *pos;
+	long ret = 0;
+	u8 __user *dst;
+
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < VPERF_THREAD_LIST_SIZE_VER0)
+		return -EINVAL;
+	ret = copy_struct_from_user(&kl, sizeof(kl), uarg, usize);
+	if (ret)
+		return ret;
+	/* a row may grow, but not without bound: the tail past ours is cleared per row */
+	if (kl.row_size < VPERF_THREAD_ROW_SIZE_VER0 || kl.row_size > 65536 || kl.total || kl.lost)
+		return -EINVAL;
+	rsize = min_t(u32, kl.row_size, sizeof(*rows));
+	dst = u64_to_user_ptr(kl.rows);
+
+	rows = kmalloc_array(VPERF_LIST_CHUNK, sizeof(*rows), GFP_KERNEL);
+	if (!rows)
+		return -ENOMEM;
+	/*
+	 * Rows are only appended while the file is in use (its release is the
+	 * only remover), so a cursor stays valid across the unlocked copies.
+	 */
+	pos = &vf->threads;
+	while (done < kl.nr_rows) {
+		n = 0;
+		spin_lock(&vperf_threads_lock);
+		while (n < VPERF_LIST_CHUNK && done + n < kl.nr_rows &&
+		       pos->next != &vf->threads) {
+			pos = pos->next;
+			t = list_entry(pos, struct vperf_thread, file_node);
+			vperf_thread_row(t, &rows[n++]);
+		}
+		spin_unlock(&vperf_threads_lock);
+		if (!n)
+			break;
+		for (i = 0; i < n; i++) {
+			/* A larger caller row gets zeros past ours. */
+			if (copy_to_user(dst + (size_t)(done + i) * kl.row_size, &rows[i], rsize) ||
+			    (kl.row_size > rsize &&
+			     clear_user(dst + (size_t)(done + i) * kl.row_size + rsize,
+					kl.row_size - rsize))) {
+				ret = -EFAULT;
+				goto out;
+			}
+		}
+		done += n;
+	}
+
+	spin_lock(&vperf_threads_lock);
+	kl.total = vf->nr;
+	kl.lost = vf->lost;
+	spin_unlock(&vperf_threads_lock);
+	kl.size = min_t(u32, usize, sizeof(kl));
+	kl.row_size = rsize;
+	kl.nr_rows = done;
+	if (copy_to_user(uarg, &kl, kl.size))
+		ret = -EFAULT;
+out:
+	kfree(rows);
+	return ret;
+}
+
+/*
+ * The doorbell page, for a thread with a context on this file: uncached,
+ * read-only, not inherited by fork.  Other threads of the process share the
+ * mapping; a load there only tells them their own vCPU's counters.
+ */
+static int vperf_doorbell_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	bool ok;
+
+	if (!vperf_dev.doorbell_gpa)
+		return -ENODEV;
+	spin_lock(&vperf_threads_lock);
+	ok = vperf_file_thread(file->private_data) != NULL;
+	spin_unlock(&vperf_threads_lock);
+	if (!ok)
+		return -ENOENT;
+	vma->vm_flags &= ~VM_MAYWRITE;
+	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY;
+	return io_remap_pfn_range(vma, vma->vm_start, PHYS_PFN(vperf_dev.doorbell_gpa), PAGE_SIZE,
+				  pgprot_noncached(vma->vm_page_prot));
+}
+
+int vperf_thread_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct vperf_thread *t;
+	struct page *page;
+	int ret;
+
+	if (vma->vm_pgoff != 0 && vma->vm_pgoff != VPERF_DOORBELL_PGOFF)
+		return -EINVAL;
+	if (vma->vm_end - vma->vm_start != PAGE_SIZE)
+		return -EINVAL;
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM;
+	if (vma->vm_pgoff == VPERF_DOORBELL_PGOFF)
+		return vperf_doorbell_mmap(file, vma);
+
+	spin_lock(&vperf_threads_lock);
+	t = vperf_file_thread(file->private_data);
+	page = t ? t->page : NULL;
+	if (page)
+		get_page(page);
+	spin_unlock(&vperf_threads_lock);
+	if (!page)
+		return -ENOENT;	/* no context of this thread: THREAD_START first */
+
+	/* Never writable, not even by a later mprotect or a private COW copy. */
+	vma->vm_flags &= ~VM_MAYWRITE;
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	ret = vm_insert_page(vma, vma->vm_start, page);	/* takes its own reference */
+	put_page(page);
+	return ret;
+}
+
+int vperf_thread_open(struct file *file)
+{
+	struct vperf_file *vf;
+
+	vf = kzalloc(sizeof(*vf), GFP_KERNEL);
+	if (!vf)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&vf->threads);
+	file->private_data = vf;
+	return 0;
+}
+
+void vperf_thread_release(struct file *file)
+{
+	struct vperf_file *vf = file->private_data;
+	struct vperf_thread *t, *tmp;
+
+	spin_lock(&vperf_threads_lock);
+	list_for_each_entry_safe(t, tmp, &vf->threads, file_node) {
+		if (t->task)
+			vperf_thread_finish(t, VPERF_ROW_STOPPED);
+		list_del(&t->file_node);
+		call_rcu(&t->rcu, vperf_thread_free_rcu);
+	}
+	spin_unlock(&vperf_threads_lock);
+	kfree(vf);
+}
+
+/* ---- the tracepoints ---- */
+
+struct vperf_tp {
+	const char *name;
+	void *probe;
+	struct tracepoint *tp;
+	bool registered;
+};
+
+static struct vperf_tp vperf_tps[] = {
+	{ .name = "sched_switch", .probe = vperf_probe_sched_switch },
+	{ .name = "sched_process_exit", .probe = vperf_probe_process_exit },
+	{ .name = "sched_process_fork", .probe = vperf_probe_process_fork },
+};
+
+static void vperf_tp_lookup(struct tracepoint *tp, void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(vperf_tps); i++)
+		if (!strcmp(tp->name, vperf_tps[i].name))
+			vperf_tps[i].tp = tp;
+}
+
+static void vperf_tps_unregister(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(vperf_tps); i++) {
+		if (!vperf_tps[i].registered)
+			continue;
+		tracepoint_probe_unregister(vperf_tps[i].tp, vperf_tps[i].probe, NULL);
+		vperf_tps[i].registered = false;
+	}
+	/* No probe runs any more: after this, contexts and module text can go. */
+	tracepoint_synchronize_unregister();
+}
+
+int vperf_threads_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	for_each_kernel_tracepoint(vperf_tp_lookup, NULL);
+	for (i = 0; i < ARRAY_SIZE(vperf_tps); i++) {
+		if (!vperf_tps[i].tp) {
+			pr_err(VPERF_PR_PREFIX "no tracepoint %s in this kernel\n", vperf_tps[i].name);
+			ret = -ENOENT;
+			goto unregister_probes;
+		}
+		ret = tracepoint_probe_register(vperf_tps[i].tp, vperf_tps[i].probe, NULL);
+		if (ret) {
+			pr_err(VPERF_PR_PREFIX "cannot hook tracepoint %s: %d\n", vperf_tps[i].name, ret);
+			goto unregister_probes;
+		}
+		vperf_tps[i].registered = true;
+	}
+	return 0;
+
+unregister_probes:
+	vperf_tps_unregister();
+	return ret;
+}
+
+void vperf_threads_exit(void)
+{
+	vperf_tps_unregister();
+	/*
+	 * Every open file holds a module reference and its release ends and
+	 * frees its contexts, so none is left here.
+	 */
+	WARN_ONCE(atomic_read(&vperf_nr_threads),
+		  VPERF_PR_PREFIX "%d thread contexts left at unload\n",
+		  atomic_read(&vperf_nr_threads));
+	/* vperf_thread_free_rcu is module text: wait for every callback. */
+	rcu_barrier();
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vperf_guest.ko internals: the device found through CPUID, the hypercall,
+ * the per-CPU shared pages, /dev/vperf and the ACPI device's interrupt.
+ */
+#ifndef VPERF_GUEST_H
+#define VPERF_GUEST_H
+
+#include <linux/atomic.h>
+#include <linux/types.h>
+
+#include <vperf/abi.h>
+
+#define VPERF_PR_PREFIX	"vperf_guest: "
+
+/* What CPUID leaves VPERF_CPUID_BASE and VPERF_CPUID_INFO report. */
+struct vperf_dev_info {
+	u32 version;
+	u32 features;
+	u16 port;
+	u32 gsi;
+	u64 doorbell_gpa;	/* 0: none */
+};
+
+extern struct vperf_dev_info vperf_dev;
+extern atomic_t vperf_nr_pages;
+extern atomic_long_t vperf_irq_count;
+extern int vperf_irq;
+
+/*
+ * A hypercall: op in EAX, arguments in RBX, RCX, RSI, RDI, a 32-bit write
+ * to the device's port; the result comes back in RAX (docs/abi.md, 2).  It
+ * concerns the vCPU that runs it: callers that name per-vCPU state must not
+ * migrate (preemption off, or a CPU-bound thread).
+ */
+static inline s64 vperf_hc(u32 op, u64 a0, u64 a1, u64 a2, u64 a3)
+{
+	u64 rax = op;
+
+	asm volatile("outl %%eax, %%dx"
+		     : "+a" (rax)
+		     : "d" (vperf_dev.port), "b" (a0), "c" (a1), "S" (a2), "D" (a3)
+		     : "memory");
+	return (s64)rax;
+}
+
+/*
+ * The virtual counters the module sets on every vCPU (COUNTERS_SET), in
+ * index order: the per-thread pages carry the same list.  uapi_index is the
+ * vperf_thread_counter_index it appears at; name is what user space (the pv
+ * backend) calls it.
+ */
+struct vperf_counter_def {
+	const char *name;	/* e.g. "vperf::vcpu-clock" */
+	u32 source;		/* enum vperf_source */
+	u64 arg;
+	const char *event;	/* vperf_event_desc.name */
+};
+
+#define VPERF_NR_COUNTERS	3
+extern const struct vperf_counter_def vperf_counter_defs[VPERF_NR_COUNTERS];
+
+struct file;
+struct vm_area_struct;
+
+/* pv.c */
+int vperf_pv_detect(void);
+int vperf_hc_errno(s64 ret);
+int vperf_pages_init(void);
+void vperf_pages_exit(void);
+int vperf_snapshot(struct vperf_counter_value *vals, u32 max, u32 *nr, u64 *host_ns);
+
+/* thread.c */
+int vperf_threads_init(void);
+void vperf_threads_exit(void);
+int vperf_threads_count(void);
+int vperf_thread_open(struct file *file);
+void vperf_thread_release(struct file *file);
+long vperf_ioctl_thread_start(struct file *file, void __user *uarg);
+long vperf_ioctl_thread_stop(struct file *file);
+long vperf_ioctl_thread_read(struct file *file);
+long vperf_ioctl_thread_list(struct file *file, void __user *uarg);
+int vperf_thread_mmap(struct file *file, struct vm_area_struct *vma);
+
+/* dev.c */
+int vperf_dev_init(void);
+void vperf_dev_exit(void);
+
+#endif /* VPERF_GUEST_H */

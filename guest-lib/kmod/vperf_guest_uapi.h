@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * The user-space interface of vperf_guest.ko: /dev/vperf and its ioctls.
+ *
+ * Every structure starts with a __u32 `size`, so that it can grow at its end
+ * without a new ioctl number: the caller sets `size` to sizeof its own
+ * structure (at least the VER0 size), the module fills min(size, its own
+ * size) bytes and writes back in `size` how many bytes it filled.  The ioctl
+ * is matched on its type and number only, never on the size bits.
+ */
+#ifndef VPERF_GUEST_UAPI_H
+#define VPERF_GUEST_UAPI_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define VPERF_DEV_NAME		"vperf"		/* /dev/vperf */
+#define VPERF_IOC_MAGIC		'V'
+
+/* VPERF_IOC_INFO: the device as the module sees it. */
+struct vperf_info {
+	__u32 size;		/* in: caller's sizeof; out: bytes filled */
+	__u32 info_version;	/* VPERF_INFO_VERSION */
+	__u32 abi_version;	/* the device's ABI version (CPUID) */
+	__u32 features;		/* VPERF_FEAT_* (CPUID) */
+	__u32 port;		/* hypercall I/O port (CPUID) */
+	__u32 gsi;		/* interrupt GSI (CPUID) */
+	__u32 nr_cpus;		/* online CPUs */
+	__u32 nr_pages;		/* CPUs whose vperf_vcpu_page is registered */
+	__s32 irq;		/* Linux IRQ of the ACPI device, -1: not bound */
+	__u32 reserved0;
+	__u64 irq_count;	/* device interrupts since load */
+};
+
+#define VPERF_INFO_VERSION	1
+#define VPERF_INFO_SIZE_VER0	48	/* the first published size */
+
+#define VPERF_IOC_INFO		_IOWR(VPERF_IOC_MAGIC, 0x00, struct vperf_info)
+
+_Static_assert(sizeof(struct vperf_info) == VPERF_INFO_SIZE_VER0,
+	       "struct vperf_info layout changed");
+_Static_assert(__builtin_offsetof(struct vperf_info, size) == 0,
+	       "size must be the first field");
+_Static_assert(__builtin_offsetof(struct vperf_info, irq_count) == 40,
+	       "irq_count offset");
+
+/*
+ * Per-thread virtual counters (perfctr-xen's scheme on the vperf device).
+ *
+ * A context makes the module add, at each context switch of a thread, what
+ * its vCPU's virtual counters advanced while the thread ran.  Contexts
+ * belong to the file they were started on; the file keeps a row for each
+ * of them, also after the thread exits, until it is closed.
+ *
+ * VPERF_IOC_THREAD_START starts a context for the calling thread (tid 0)
+ * or for another thread (tid > 0, a thread id in the caller's pid
+ * namespace; allowed by the `paranoid` module parameter, see README).  With
+ * VPERF_THREAD_INHERIT every thread and process the thread creates from
+ * then on gets a context on the same file, with the same flags.
+ *
+ * The calling thread's own page maps read-only with mmap(NULL, 4096,
+ * PROT_READ, MAP_SHARED, fd, 0) and reads without a system call under the
+ * seq protocol: load seq (acquire), retry while odd, copy, load seq again,
+ * retry if it changed.  The page holds the counts up to the thread's last
+ * switch-out: VPERF_IOC_THREAD_READ adds the running slice first (one
+ * hypercall) so that the page is exact when it returns.
+ *
+ * The doorbell (when VPERF_IOC_INFO's features have VPERF_FEAT_DOORBELL): mmap(NULL,
+ * 4096, PROT_READ, MAP_SHARED, fd, VPERF_DOORBELL_PGOFF * 4096) by a thread
+ * with a context maps the device's doorbell page; an 8-byte load at 8 * i
+ * is one VM exit that returns its vCPU's counter i now: with the page's base
+ * (see struct vperf_thread_page) a fresh count with no system call.
+ *
+ * VPERF_IOC_THREAD_LIST copies the file's rows: counts as of each thread's
+ * last switch-out, final once the thread exited (VPERF_ROW_EXITED).
+ * VPERF_IOC_THREAD_STOP ends the calling thread's context; closing the file
+ * ends them all; a mapping keeps the last values readable until munmap.
+ */
+enum vperf_thread_counter_index {
+	VPERF_THREAD_CTR_VCPU_CLOCK	= 0,	/* vperf::vcpu-clock: the vCPU
+						 * thread's host CPU time, ns */
+	VPERF_THREAD_CTR_STEAL		= 1,	/* vperf::steal: the vCPU's run
+						 * delay on the host, ns */
+	VPERF_THREAD_CTR_EXITS		= 2,	/* vperf::exits: the vCPU's exits
+						 * to the VMM */
+	VPERF_THREAD_NR_CTRS
+};
+
+#define VPERF_THREAD_MAX_COUNTERS	8
+#define VPERF_DOORBELL_PGOFF		1	/* mmap offset, in pages, of the doorbell */
+#define VPERF_THREAD_PAGE_VERSION	1
+
+struct vperf_thread_counter {
+	__u64 value;		/* sum over the thread's time slices */
+	__u64 enabled;		/* the vCPU counter's enabled ns, same sums */
+	__u64 running;		/* its running ns, same sums */
+};
+
+struct vperf_thread_page {
+	__u32 size;		/* sizeof(struct vperf_thread_page) */
+	__u32 version;		/* VPERF_THREAD_PAGE_VERSION */
+	__u32 seq;		/* odd while the kernel writes */
+	__u32 nr;		/* counters in use, <= VPERF_THREAD_MAX_COUNTERS */
+	__u64 switches;		/* time slices accounted (switch-outs, READ, STOP) */
+	__u64 host_ns;		/* the slices' duration by the host's clock
+				 * (vCPU page host_time_ns deltas) */
+	__u64 guest_ns;		/* the same by the guest's (local_clock()):
+				 * host_ns / guest_ns is the clocks' ratio */
+	__u64 reserved[1];
+	struct vperf_thread_counter counters[VPERF_THREAD_MAX_COUNTERS];
+	/*
+	 * The doorbell read (VPERF_DOORBELL_PGOFF): while base_valid is 1 the
+	 * thread's running slice started when its vCPU's counter i was
+	 * base[i], so counters[i].value + (doorbell load i - base[i]) is the
+	 * count now, if seq did not change around the load (a switch, and so a
+	 * migration, bumps it).  0: use VPERF_IOC_THREAD_READ.
+	 */
+	__u64 base[VPERF_THREAD_MAX_COUNTERS];
+	__u32 base_valid;
+	__u32 reserved2;
+};
+
+_Static_assert(sizeof(struct vperf_thread_counter) == 24,
+	       "struct vperf_thread_counter layout changed");
+_Static_assert(sizeof(struct vperf_thread_page) == 48 + 32 * VPERF_THREAD_MAX_COUNTERS + 8,
+	       "struct vperf_thread_page layout changed");
+_Static_assert(__builtin_offsetof(struct vperf_thread_page, base) == 240, "base offset");
+_Static_assert(sizeof(struct vperf_thread_page) <= 4096, "thread page too big");
+_Static_assert(__builtin_offsetof(struct vperf_thread_page, seq) == 8, "seq offset");
+_Static_assert(__builtin_offsetof(struct vperf_thread_page, counters) == 48,
+	       "counters offset");
+
+/* VPERF_IOC_THREAD_START */
+#define VPERF_THREAD_INHERIT	(1u << 0)	/* new threads and processes too */
+#define VPERF_THREAD_FLAGS	VPERF_THREAD_INHERIT
+
+struct vperf_thread_start {
+	__u32 size;		/* in: caller's sizeof; out: bytes filled */
+	__u32 flags;		/* in: VPERF_THREAD_* */
+	__s32 tid;		/* in: 0: the calling thread, else a thread id */
+	__u32 nr_counters;	/* out: counters in the page and the rows */
+	__u32 page_size;	/* out: bytes to map (one page) */
+	__u32 page_version;	/* out: VPERF_THREAD_PAGE_VERSION */
+};
+
+#define VPERF_THREAD_START_SIZE_VER0	24
+
+_Static_assert(sizeof(struct vperf_thread_start) == VPERF_THREAD_START_SIZE_VER0,
+	       "struct vperf_thread_start layout changed");
+
+/* VPERF_IOC_THREAD_LIST: one row per context the file has had. */
+#define VPERF_ROW_EXITED	(1u << 0)	/* the thread exited: final */
+#define VPERF_ROW_STOPPED	(1u << 1)	/* THREAD_STOP ended it: final */
+
+struct vperf_thread_row {
+	__s32 pid;		/* process id (caller's namespace), 0: unknown */
+	__s32 tid;		/* thread id, same */
+	__u32 flags;		/* VPERF_ROW_* */
+	__u32 nr;		/* counters in use */
+	char comm[16];		/* the thread's name (at exit, if it exited) */
+	__u64 switches;		/* as in the thread page */
+	__u64 host_ns;
+	__u64 guest_ns;
+	__u64 reserved;
+	struct vperf_thread_counter counters[VPERF_THREAD_MAX_COUNTERS];
+};
+
+struct vperf_thread_list {
+	__u32 size;		/* in: caller's sizeof; out: bytes filled */
+	__u32 row_size;		/* in: caller's sizeof(row), <= 65536; out: bytes per row */
+	__u32 nr_rows;		/* in: rows the buffer holds; out: rows written */
+	__u32 total;		/* out: rows the file has (> nr_rows: call again) */
+	__u64 lost;		/* out: threads that got no context (memory, limit) */
+	__u64 rows;		/* in: user address of the row buffer */
+};
+
+#define VPERF_THREAD_ROW_SIZE_VER0	256
+#define VPERF_THREAD_LIST_SIZE_VER0	32
+
+_Static_assert(sizeof(struct vperf_thread_row) == VPERF_THREAD_ROW_SIZE_VER0,
+	       "struct vperf_thread_row layout changed");
+_Static_assert(__builtin_offsetof(struct vperf_thread_row, counters) == 64,
+	       "row counters offset");
+_Static_assert(sizeof(struct vperf_thread_list) == VPERF_THREAD_LIST_SIZE_VER0,
+	       "struct vperf_thread_list layout changed");
+
+/*
+ * Errors: EINVAL bad size or flags; EBUSY the thread already has a context
+ * (on any file); ESRCH no such thread; EACCES the paranoid setting forbids
+ * it; ENODEV no vCPU counters here; ENOENT no context of the calling thread
+ * on this file (READ, STOP, mmap).
+ */
+#define VPERF_IOC_THREAD_START	_IOWR(VPERF_IOC_MAGIC, 0x01, struct vperf_thread_start)
+#define VPERF_IOC_THREAD_STOP	_IO(VPERF_IOC_MAGIC, 0x02)
+#define VPERF_IOC_THREAD_READ	_IO(VPERF_IOC_MAGIC, 0x03)
+#define VPERF_IOC_THREAD_LIST	_IOWR(VPERF_IOC_MAGIC, 0x04, struct vperf_thread_list)
+
+#endif /* VPERF_GUEST_UAPI_H */

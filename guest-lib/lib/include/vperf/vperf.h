@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libvperf: per-thread performance counters, one API on bare metal and in
+ * guests.
+ *
+ * An event set (struct vperf_evset) is a list of events, named in libpfm4
+ * syntax, counted on one target: the calling thread, another thread, or a
+ * process and everything it creates after the set is opened.
+ *
+ *	struct vperf_evset *es;
+ *	struct vperf_count c[2];
+ *
+ *	if (vperf_evset__new(NULL, &es) ||
+ *	    vperf_evset__add(es, "task-clock") < 0 ||
+ *	    vperf_evset__add(es, "context-switches") < 0 ||
+ *	    vperf_evset__open(es) || vperf_evset__start(es))
+ *		fprintf(stderr, "%s\n", vperf_evset__strerror(es));
+ *	work();
+ *	vperf_evset__read(es, c, 2);
+ *	vperf_evset__delete(es);
+ *
+ * Conventions
+ *   - Functions return 0 (or a non-negative index) on success and a negative
+ *     errno on failure; vperf_evset__strerror() then says what failed and
+ *     why, in words fit for a person.
+ *   - The library never prints and never exits.  Install a logger with
+ *     vperf_set_print() to see debug messages.
+ *   - Structs passed in carry their size in their first member, so that
+ *     newer headers and older libraries (and the reverse) agree.
+ *
+ * Thread safety
+ *   - Different event sets may be used from different threads at once.
+ *   - One event set must not be used from two threads at once, with one
+ *     exception: vperf_evset__read() and vperf_evset__read_one() on an open
+ *     set may run concurrently with each other.
+ *   - A set whose target is VPERF_TARGET_SELF counts the thread that called
+ *     vperf_evset__open(); the fast user-mode read path (rdpmc) works only
+ *     in that thread, other threads transparently fall back to read(2).
+ *     Likewise the pv backend brings the thread page up to date only in
+ *     that thread; other threads read the page as of its last switch-out.
+ *   - Sampling callbacks run in signal context in the sampled thread: they
+ *     may only call async-signal-safe functions (no malloc, no stdio).
+ */
+#ifndef VPERF_VPERF_H
+#define VPERF_VPERF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef VPERF_API
+#define VPERF_API __attribute__((visibility("default")))
+#endif
+
+#define VPERF_VERSION_MAJOR 0
+#define VPERF_VERSION_MINOR 1
+#define VPERF_VERSION_PATCH 0
+
+/* "0.1.0": the version of the library actually loaded. */
+VPERF_API const char *vperf_version(void);
+
+/* ---- logging -------------------------------------------------------- */
+
+enum vperf_log_level {
+	VPERF_LOG_WARN,
+	VPERF_LOG_INFO,
+	VPERF_LOG_DEBUG,
+};
+
+typedef int (*vperf_print_fn)(enum vperf_log_level level, const char *fmt,
+			      va_list ap);
+
+/* Install a logger (NULL: silent, the default).  Not thread safe. */
+VPERF_API void vperf_set_print(vperf_print_fn fn);
+
+/* ---- backends ------------------------------------------------------- */
+
+/*
+ * Backends:
+ *   "pv"   the paravirtual device of a vperf guest (/dev/vperf, from
+ *          vperf_guest.ko): the virtualization events (vperf::vcpu-clock,
+ *          vperf::steal, vperf::exits) per guest thread; the set's other
+ *          events are counted through "perf" on its behalf
+ *   "perf" Linux perf_event_open(2): bare metal, or a guest with a vPMU
+ * Automatic selection (opts.backend == NULL) gives a set "perf", and moves
+ * it to "pv" when vperf_evset__add() takes a vperf:: event and "pv" is
+ * usable here.  The environment variable VPERF_PV_DEVICE names another
+ * device node for "pv" (tests; ignored in set-uid programs).
+ * vperf_backend_available() says whether a backend can be used here and,
+ * if not, why (into why, when why is not NULL).
+ */
+VPERF_API int vperf_backend_count(void);
+/* The n-th backend's name, 0 <= n < vperf_backend_count(); else NULL. */
+VPERF_API const char *vperf_backend_nth(int n);
+/*
+ * 0 if backend name can be used on this host; otherwise a negative errno
+ * (-ENOENT: no such backend, -ENODEV: its device is missing or unusable,
+ * -EACCES: no permission to use it, -ENOSYS: not supported by this kernel
+ * or build) and why says why, NUL-terminated.
+ */
+VPERF_API int vperf_backend_available(const char *name, char *why,
+				      size_t len);
+
+/* ---- event sets ----------------------------------------------------- */
+
+struct vperf_evset;
+
+/* At most this many events in one set. */
+#define VPERF_EVSET_MAX_EVENTS	64
+
+enum vperf_target {
+	VPERF_TARGET_SELF = 0,	/* the thread calling vperf_evset__open() */
+	VPERF_TARGET_THREAD,	/* one thread: opts.pid is its tid */
+	VPERF_TARGET_PROCESS,	/* opts.pid's threads, plus the threads and
+				 * child processes they create afterwards */
+};
+
+/* Open the events as one group: scheduled together, read in one call. */
+#define VPERF_EVSET_GROUP		(1u << 0)
+/* Counting starts when the target next calls execve() (for `stat -- cmd`). */
+#define VPERF_EVSET_ENABLE_ON_EXEC	(1u << 1)
+/* Keep per-thread counts for a VPERF_TARGET_PROCESS target. */
+#define VPERF_EVSET_PER_THREAD		(1u << 2)
+/*
+ * pv backend, VPERF_TARGET_SELF only: read the vperf:: events from the
+ * thread page alone (VPERF_READ_PAGE): no system call, no hypercall, and
+ * counts as of the thread's last switch-out, so they lag by the current
+ * time slice.  Without it a read in the opening thread first brings the
+ * page up to date (VPERF_READ_PAGE_SYNC: one ioctl, one hypercall).  Other
+ * events, and sets on other backends, are not affected.
+ */
+#define VPERF_EVSET_PAGE_ONLY		(1u << 3)
+
+struct vperf_evset_opts {
+	size_t size;		/* sizeof(struct vperf_evset_opts) */
+	const char *backend;	/* "perf", "pv", or NULL: automatic (see
+				 * "backends" above) */
+	enum vperf_target target;
+	pid_t pid;		/* tid or pid, see enum vperf_target */
+	uint32_t flags;		/* VPERF_EVSET_* */
+};
+
+/*
+ * Create an empty set.  opts may be NULL: the calling thread, automatic
+ * backend, no flags.  On failure *out is NULL and nothing is allocated.
+ */
+VPERF_API int vperf_evset__new(const struct vperf_evset_opts *opts,
+			       struct vperf_evset **out)
+	__attribute__((warn_unused_result));
+
+/* Close and free everything.  NULL is fine. */
+VPERF_API void vperf_evset__delete(struct vperf_evset *es);
+
+/*
+ * Add an event by name, before open.  Names are libpfm4 event strings
+ * ("instructions", "cycles:u", "perf::TASK-CLOCK",
+ * "amd64_fam19h_zen3::RETIRED_INSTRUCTIONS"), perf's generic names
+ * ("task-clock", "context-switches", "page-faults"), and perf's :u / :k
+ * modifiers, and the virtualization events "vperf::vcpu-clock",
+ * "vperf::steal" and "vperf::exits" (pv backend; an automatic set moves to
+ * it, see "backends").  Returns the event's index, or -ENOENT for an
+ * unknown name (the error string then suggests close names), -EINVAL for a
+ * bad modifier, -EBUSY if the set is already open, -EOPNOTSUPP for a
+ * vperf:: event the pv backend cannot count here (the error string says
+ * why: no /dev/vperf, or an event vperf_guest.ko does not count).
+ */
+VPERF_API int vperf_evset__add(struct vperf_evset *es, const char *name)
+	__attribute__((warn_unused_result));
+
+VPERF_API int vperf_evset__nr_events(const struct vperf_evset *es);
+/* The name as given to vperf_evset__add(); NULL for a bad index. */
+VPERF_API const char *vperf_evset__event_name(const struct vperf_evset *es,
+					      int idx);
+/* The canonical name the backend resolved it to (libpfm4 fstr). */
+VPERF_API const char *vperf_evset__event_canon(const struct vperf_evset *es,
+					       int idx);
+
+/*
+ * Open every event.  Counting starts with vperf_evset__start(), or at the
+ * target's next execve() with VPERF_EVSET_ENABLE_ON_EXEC (the pv backend's
+ * events: at open, as vperf_guest.ko cannot wait for an exec).  Errors:
+ * -ENOENT / -EOPNOTSUPP an event this host cannot count (no PMU),
+ * -EACCES / -EPERM refused by kernel.perf_event_paranoid (or by
+ * vperf_guest.ko's paranoid parameter), -ESRCH no such target, -EBUSY
+ * (pv) the thread is already counted by another pv set, -EPROTO (pv)
+ * vperf_guest.ko and libvperf do not match; vperf_evset__strerror() says
+ * which event and what to do.  On failure nothing stays open.
+ */
+VPERF_API int vperf_evset__open(struct vperf_evset *es)
+	__attribute__((warn_unused_result));
+
+/*
+ * Start, stop (counts freeze, and are still read) and reset (values back
+ * to zero; enabled and running times go on).  The pv backend's module has
+ * no enable switch: it keeps per-thread baselines in the library, with the
+ * same results.
+ */
+VPERF_API int vperf_evset__start(struct vperf_evset *es);
+VPERF_API int vperf_evset__stop(struct vperf_evset *es);
+VPERF_API int vperf_evset__reset(struct vperf_evset *es);
+
+/* The backend the set uses ("perf", "pv"); the chosen one once created. */
+VPERF_API const char *vperf_backend_name(const struct vperf_evset *es);
+
+/* Why the last call on es failed, for a person.  Never NULL. */
+VPERF_API const char *vperf_evset__strerror(const struct vperf_evset *es);
+/*
+ * The index of the event the last failed call was about (e.g. the event
+ * vperf_evset__open() could not open), or -1 if it was about no one event.
+ */
+VPERF_API int vperf_evset__error_event(const struct vperf_evset *es);
+
+/* ---- reading -------------------------------------------------------- */
+
+/* The event never ran (time_running == 0): value means nothing. */
+#define VPERF_COUNT_NOT_COUNTED	(1u << 0)
+/* The event was multiplexed: value = raw * enabled / running. */
+#define VPERF_COUNT_SCALED	(1u << 1)
+/*
+ * Only user space is counted although the name asked for more: the
+ * kernel refused kernel counting (kernel.perf_event_paranoid), and the
+ * library fell back as perf does.  perf shows such an event as "name:u".
+ */
+#define VPERF_COUNT_USER_ONLY	(1u << 2)
+
+struct vperf_count {
+	uint64_t value;		/* scaled estimate, equal to raw if not
+				 * multiplexed */
+	uint64_t raw;		/* what the counter actually counted */
+	uint64_t enabled;	/* ns the event was enabled */
+	uint64_t running;	/* ns the event was on a counter */
+	uint32_t flags;		/* VPERF_COUNT_* */
+	uint32_t reserved;
+};
+
+/*
+ * Read the first n events (n <= vperf_evset__nr_events) into counts.
+ * For a VPERF_TARGET_PROCESS target, the sum over all its threads.
+ */
+VPERF_API int vperf_evset__read(struct vperf_evset *es,
+				struct vperf_count *counts, size_t n);
+VPERF_API int vperf_evset__read_one(struct vperf_evset *es, int idx,
+				    struct vperf_count *count);
+
+enum vperf_read_path {
+	VPERF_READ_SYSCALL,	/* a system call: read(2) on the event (perf);
+				 * the VPERF_IOC_THREAD_LIST ioctl (pv, other
+				 * threads and processes: counts as of each
+				 * thread's last switch-out, no hypercall) */
+	VPERF_READ_RDPMC,	/* user-mode rdpmc through the perf mmap page */
+	VPERF_READ_PAGE,	/* pv: the thread page alone, no system call:
+				 * counts as of the thread's last switch-out
+				 * (VPERF_EVSET_PAGE_ONLY, or a read from
+				 * another thread than the opener) */
+	VPERF_READ_PAGE_SYNC,	/* pv: VPERF_IOC_THREAD_READ (one ioctl, one
+				 * hypercall) makes the thread page exact,
+				 * then the page: the default for
+				 * VPERF_TARGET_SELF without a doorbell */
+	VPERF_READ_DOORBELL,	/* pv: the thread page plus one load of the
+				 * device's doorbell page per event (one VM
+				 * exit each, no system call): exact; the
+				 * default for VPERF_TARGET_SELF where the
+				 * device has a doorbell */
+};
+
+/* How reads of event idx are done; decided at open.  -EINVAL if not open. */
+VPERF_API int vperf_evset__read_path(const struct vperf_evset *es, int idx);
+VPERF_API const char *vperf_read_path_name(int path);
+
+/* ---- per-thread counts (VPERF_EVSET_PER_THREAD) ---------------------- */
+
+/*
+ * A VPERF_TARGET_PROCESS set opened with VPERF_EVSET_PER_THREAD records
+ * counts per thread: threads that existed at open, and threads created
+ * afterwards once they have exited (the kernel reports an inherited
+ * counter when its thread exits).  Call vperf_evset__poll_threads() from
+ * time to time while the target runs (it drains the kernel's buffers; it
+ * does not block), and once after it has exited.  Counts of a live
+ * inherited thread are included in the thread that created it until it
+ * exits.  Records the kernel dropped (buffer full) are counted, never
+ * guessed: see vperf_evset__threads_lost().
+ *
+ * The pv backend's vperf:: events differ: vperf_guest.ko keeps a row per
+ * thread, live or exited, so every thread has its own counts from its
+ * first poll on (as of its last switch-out while it lives), and
+ * vperf_evset__threads_lost() also counts the threads the module could not
+ * follow (no context: out of memory or its limit).  Rows of the set's
+ * other events and of its vperf:: events are merged by pid and tid; an
+ * event one side has not reported for a thread reads
+ * VPERF_COUNT_NOT_COUNTED there.
+ */
+VPERF_API int vperf_evset__poll_threads(struct vperf_evset *es);
+VPERF_API int vperf_evset__nr_threads(const struct vperf_evset *es);
+/* Thread i's pid, tid and its first n counts. */
+VPERF_API int vperf_evset__read_thread(struct vperf_evset *es, int i,
+				       pid_t *pid, pid_t *tid,
+				       struct vperf_count *counts, size_t n);
+VPERF_API uint64_t vperf_evset__threads_lost(const struct vperf_evset *es);
+/*
+ * Thread i's name (its comm: set by exec or prctl(PR_SET_NAME), as the
+ * kernel reported it while the thread lived), or "" if never seen.
+ */
+VPERF_API const char *vperf_evset__thread_comm(const struct vperf_evset *es, int i);
+
+/* ---- sampling ------------------------------------------------------- */
+
+#define VPERF_MAX_CALLCHAIN 64
+
+struct vperf_sample {
+	size_t size;		/* sizeof(struct vperf_sample) */
+	int event;		/* index of the event that overflowed */
+	pid_t pid, tid;		/* the sampled (and current) thread */
+	uint64_t ip;		/* user-mode instruction pointer */
+	uint64_t time;		/* CLOCK_MONOTONIC ns */
+	uint64_t period;	/* events since the previous sample */
+	uint32_t nr_frames;	/* callchain[0] == ip, then callers */
+	uint32_t reserved;
+	const uint64_t *callchain;
+};
+
+typedef void (*vperf_sample_fn)(const struct vperf_sample *s, void *arg);
+
+struct vperf_sample_opts {
+	size_t size;		/* sizeof(struct vperf_sample_opts) */
+	uint64_t period;	/* sample every period events, or */
+	uint64_t freq;		/* about freq samples per second (if !period) */
+	vperf_sample_fn fn;	/* run in the sampled thread, signal context */
+	void *arg;
+	uint32_t max_frames;	/* callchain depth, 0: none,
+				 * at most VPERF_MAX_CALLCHAIN */
+	int signo;		/* 0: SIGRTMIN + 4 */
+};
+
+/*
+ * Sample on event idx's overflow, before open.  Only for a
+ * VPERF_TARGET_SELF set: the callback runs in the thread that opened it
+ * (each thread that wants samples opens its own set).  Samples arrive
+ * between vperf_evset__start() and vperf_evset__stop().  vperf:: events
+ * cannot be sampled yet (-EOPNOTSUPP).
+ */
+VPERF_API int vperf_evset__sample(struct vperf_evset *es, int idx,
+				  const struct vperf_sample_opts *opts)
+	__attribute__((warn_unused_result));
+
+/* Samples the kernel took that the library could not deliver. */
+VPERF_API uint64_t vperf_evset__samples_lost(const struct vperf_evset *es);
+
+/* ---- event lists ---------------------------------------------------- */
+
+enum vperf_event_kind {
+	VPERF_EVENT_HARDWARE,	/* a PMU event */
+	VPERF_EVENT_SOFTWARE,	/* a kernel software event */
+	VPERF_EVENT_VIRT,	/* a virtualization event (pv backend) */
+};
+
+struct vperf_event_info {
+	size_t size;		/* sizeof(struct vperf_event_info) */
+	const char *pmu;	/* "perf", "amd64_fam19h_zen4", "vperf", ... */
+	const char *name;	/* as vperf_evset__add() accepts it */
+	const char *desc;
+	enum vperf_event_kind kind;
+	int usable;		/* 1: it opens on this host now, 0: not,
+				 * -1: not probed */
+	const char *why;	/* if !usable: why not */
+	const char *umasks;	/* the event needs one of these unit masks
+				 * ("A, B, C"): add it as name:A; else NULL */
+};
+
+typedef int (*vperf_event_fn)(const struct vperf_event_info *ev, void *arg);
+
+/*
+ * Call fn for every event of every PMU libpfm4 detects here, the kernel's
+ * software events, and the virtualization events of the pv backend.
+ * A non-zero return from fn stops the walk and is returned.  With probe,
+ * each event is opened briefly to fill in usable/why.
+ */
+VPERF_API int vperf_events__for_each(vperf_event_fn fn, void *arg, int probe);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VPERF_VPERF_H */

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A fake VMM for libvperf-hv's fuzzer and unit tests: guest RAM is a heap
+ * buffer at a non-zero guest-physical base, so that GPA 0, addresses
+ * below the base, past the end and wrapping ranges are all "outside".
+ */
+#ifndef VPERF_FAKE_VM_H
+#define VPERF_FAKE_VM_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include <vperf/hv.h>
+
+#define FAKE_RAM_BASE	0x100000ull
+#define FAKE_RAM_SIZE	(64u * 1024)
+
+struct fake_vm {
+	unsigned char *ram;
+	uint64_t irqs;
+	uint64_t exits[2];		/* per vCPU, all reasons */
+	int exited;
+	uint32_t exit_status;
+	uint64_t reports;
+};
+
+static inline void *fake_gpa_to_hva(void *vmm, uint64_t gpa, uint64_t len)
+{
+	struct fake_vm *vm = vmm;
+
+	if (!len || gpa < FAKE_RAM_BASE || len > FAKE_RAM_SIZE ||
+	    gpa - FAKE_RAM_BASE > FAKE_RAM_SIZE - len)
+		return NULL;
+	return vm->ram + (gpa - FAKE_RAM_BASE);
+}
+
+static inline int fake_irq_raise(void *vmm, uint32_t gsi)
+{
+	((struct fake_vm *)vmm)->irqs++;
+	return 0;
+}
+
+static inline uint64_t fake_exit_count(void *vmm, int vcpu, uint32_t reason)
+{
+	struct fake_vm *vm = vmm;
+
+	return vcpu >= 0 && vcpu < 2 && (reason == UINT32_MAX || reason == 2) ? vm->exits[vcpu] : 0;
+}
+
+static inline int fake_stats_fd(void *vmm, int vcpu)
+{
+	return -1;
+}
+
+static inline void fake_guest_exit(void *vmm, int vcpu, uint32_t status)
+{
+	struct fake_vm *vm = vmm;
+
+	vm->exited = 1;
+	vm->exit_status = status;
+}
+
+static inline void fake_report(void *vmm, int vcpu, const struct vperf_ucall *uc)
+{
+	struct fake_vm *vm = vmm;
+
+	/* The device must hand over a terminated message. */
+	if (memchr(uc->msg, '\0', sizeof(uc->msg)))
+		vm->reports++;
+}
+
+static const struct vperf_hv_ops fake_ops = {
+	.gpa_to_hva = fake_gpa_to_hva,
+	.irq_raise = fake_irq_raise,
+	.exit_count = fake_exit_count,
+	.stats_fd = fake_stats_fd,
+	.guest_exit = fake_guest_exit,
+	.report = fake_report,
+};
+
+#endif

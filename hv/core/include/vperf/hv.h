@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libvperf-hv: the vperf paravirtual device, independent of any VMM.
+ *
+ * A VMM creates one struct vperf_hv per VM, gives it an ops table for what
+ * only the VMM knows (guest memory, interrupt injection, its own exit
+ * accounting, the vCPU threads), and forwards the vperf port's hypercalls
+ * to vperf_hv__hypercall() from the vCPU thread that made them.
+ *
+ * Everything the guest passes (GPAs, lengths, indexes, event names) is
+ * untrusted: it is validated here and never makes the VMM touch memory
+ * outside guest RAM, count another process or the host kernel, or use an
+ * event the operator did not allow.
+ *
+ * Threads: vperf_hv__hypercall(), __vcpu_enter() and __vcpu_exit() for
+ * vCPU n run only in vCPU n's thread; the rest of the state is behind
+ * the device's lock.
+ */
+#ifndef VPERF_HV_H
+#define VPERF_HV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <vperf/abi.h>
+
+struct vperf_hv;
+
+struct vperf_hv_ops {
+	/*
+	 * A host pointer to guest-physical [gpa, gpa + len), or NULL if any
+	 * of it is outside guest RAM.  len > 0.
+	 */
+	void *(*gpa_to_hva)(void *vmm, uint64_t gpa, uint64_t len);
+	/* Raise the device's interrupt (an edge on gsi). */
+	int (*irq_raise)(void *vmm, uint32_t gsi);
+	/*
+	 * The VMM's own exit count of vcpu for a KVM exit reason, or for
+	 * all reasons with reason == UINT32_MAX.
+	 */
+	uint64_t (*exit_count)(void *vmm, int vcpu, uint32_t reason);
+	/* The vCPU's KVM_GET_STATS_FD, or -1 (not owned by the device). */
+	int (*stats_fd)(void *vmm, int vcpu);
+	/* VPERF_HC_EXIT: the guest asks the VMM to end with status. */
+	void (*guest_exit)(void *vmm, int vcpu, uint32_t status);
+	/* Print a guest report (VPERF_UCALL_*); NULL: discard. */
+	void (*report)(void *vmm, int vcpu, const struct vperf_ucall *uc);
+};
+
+struct vperf_hv_config {
+	size_t size;			/* sizeof(struct vperf_hv_config) */
+	int nr_vcpus;
+	uint32_t gsi;			/* the device's interrupt */
+	/*
+	 * Events the guest may use, as "source:name" patterns with fnmatch
+	 * globs ("perf:task-clock", "perf:*", "kvm:exits", "exits:*",
+	 * "steal:*"); NULL: the default list (see docs/abi.md).
+	 */
+	const char *const *allow;
+	int nr_allow;
+	/* Fewest ns between two overflow interrupts of one vCPU. */
+	uint64_t min_irq_interval_ns;	/* 0: 100000 (10 kHz) */
+	/*
+	 * Where the VMM serves the doorbell page (VPERF_CPUID_DOORBELL), 0:
+	 * nowhere.  The VMM routes loads there to vperf_hv__doorbell_read().
+	 */
+	uint64_t doorbell_gpa;
+};
+
+/* Creates the device.  ops and vmm must outlive it. */
+int vperf_hv__new(const struct vperf_hv_config *cfg, const struct vperf_hv_ops *ops,
+		  void *vmm, struct vperf_hv **out) __attribute__((warn_unused_result));
+void vperf_hv__delete(struct vperf_hv *hv);
+
+/* The features the device offers (VPERF_FEAT_*), for the CPUID leaf. */
+uint32_t vperf_hv__features(const struct vperf_hv *hv);
+
+/*
+ * vCPU n's thread starts running the guest: the device learns its tid
+ * (host counters attach to it) and routes overflow signals to it.
+ */
+int vperf_hv__vcpu_enter(struct vperf_hv *hv, int vcpu);
+
+/*
+ * After every exit of vCPU n (in its thread, before it re-enters): deliver
+ * pending overflows and refresh the vCPU's shared page.  Cheap when the
+ * guest registered no page.
+ */
+void vperf_hv__vcpu_exit(struct vperf_hv *hv, int vcpu);
+
+/*
+ * One hypercall of vCPU n: op and args[0..3] = RBX, RCX, RSI, RDI.
+ * Returns the value for RAX: >= 0, or -VPERF_E*.
+ */
+int64_t vperf_hv__hypercall(struct vperf_hv *hv, int vcpu, uint32_t op,
+			    const uint64_t args[4]);
+
+/*
+ * A load of len bytes at offset of the doorbell page by vCPU n: *value is
+ * what the guest reads.  0, or -VPERF_EINVAL (not an aligned 8-byte load of
+ * a counter slot: *value is all ones) or -VPERF_ESTATE (no counter there:
+ * *value is 0).  Every call is counted.
+ */
+int vperf_hv__doorbell_read(struct vperf_hv *hv, int vcpu, uint64_t offset, uint32_t len,
+			    uint64_t *value);
+/* Doorbell loads vCPU n made (valid or not). */
+uint64_t vperf_hv__doorbell_count(const struct vperf_hv *hv, int vcpu);
+
+/* Per-op counts of the hypercalls vCPU n made (accepted or not). */
+uint64_t vperf_hv__hypercall_count(const struct vperf_hv *hv, int vcpu, uint32_t op);
+/* Overflow interrupts injected into vCPU n. */
+uint64_t vperf_hv__irq_count(const struct vperf_hv *hv, int vcpu);
+
+/* The signal the device uses for host counter overflows (SIGRTMIN + 5). */
+int vperf_hv__signal(void);
+
+#endif /* VPERF_HV_H */

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The host sources behind a vCPU's virtual counters:
+ *   hw    a PMU event on the vCPU thread, counting guest mode only
+ *   sw    a software event of the vCPU thread (task-clock, cpu-clock, ...)
+ *   kvm   a KVM binary statistic of the vCPU
+ *   exits the VMM's own count of the vCPU's exits (all, or one reason)
+ *   steal the vCPU thread's run delay (schedstat): time it was runnable
+ *         but the host ran something else
+ * Every counter counts from the moment it was set.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/kvm.h>
+#include <linux/perf_event.h>
+
+#include "hv-internal.h"
+
+#include <perfmon/pfmlib_perf_event.h>
+
+#define NEVER (1ull << 62)	/* sample period of a counter with overflow off */
+
+static pthread_once_t pfm_once = PTHREAD_ONCE_INIT;
+static int pfm_status;
+
+static void pfm_init_once(void)
+{
+	pfm_status = pfm_initialize();
+}
+
+/* perf's names of the software events, by config. */
+static const char *sw_name(uint64_t config)
+{
+	static const char *const names[] = {
+		"cpu-clock", "task-clock", "page-faults", "context-switches",
+		"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+		"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
+	};
+
+	return config < sizeof(names) / sizeof(names[0]) ? names[config] : "unknown";
+}
+
+static bool is_clock(const struct hv_counter *c)
+{
+	return c->kind == SRC_SW && (!strcmp(c->name, "task-clock") || !strcmp(c->name, "cpu-clock"));
+}
+
+static int open_perf(struct hv_vcpu *v, struct hv_counter *c, const char *name)
+{
+	struct vperf_hv *hv = v->hv;
+	struct perf_event_attr attr;
+	pfm_perf_encode_arg_t arg;
+	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = v->tid };
+	int fd, ret;
+
+	pthread_once(&pfm_once, pfm_init_once);
+	if (pfm_status != PFM_SUCCESS)
+		return -VPERF_ENODEV;
+	memset(&attr, 0, sizeof(attr));
+	memset(&arg, 0, sizeof(arg));
+	arg.attr = &attr;
+	arg.size = sizeof(arg);
+	ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	if (ret == PFM_ERR_NOTFOUND)
+		return -VPERF_ENOENT;
+	if (ret != PFM_SUCCESS)
+		return -VPERF_EINVAL;
+
+	if (attr.type == PERF_TYPE_SOFTWARE) {
+		c->kind = SRC_SW;
+		snprintf(c->name, sizeof(c->name), "%s", sw_name(attr.config));
+		if (!hv_allowed(hv, "sw", c->name))
+			return -VPERF_EPERM;
+	} else if (attr.type == PERF_TYPE_HARDWARE || attr.type == PERF_TYPE_HW_CACHE ||
+		   attr.type == PERF_TYPE_RAW || attr.type >= PERF_TYPE_MAX) {
+		c->kind = SRC_HW;
+		snprintf(c->name, sizeof(c->name), "%s", name);
+		if (!hv_allowed(hv, "hw", name))
+			return -VPERF_EPERM;
+		/* Count what the guest does, never the host. */
+		attr.exclude_host = 1;
+		attr.exclude_guest = 0;
+	} else {
+		return -VPERF_EPERM;	/* tracepoints and the like: never */
+	}
+	if (!v->tid)
+		return -VPERF_ESTATE;
+
+	attr.size = sizeof(attr);
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr.sample_period = NEVER;
+	attr.wakeup_events = 1;
+	attr.inherit = 0;
+	attr.disabled = 0;
+	fd = (int)syscall(SYS_perf_event_open, &attr, v->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		if (c->kind == SRC_HW && !hv->host_pmu)
+			return -VPERF_ENODEV;
+		return e == EACCES || e == EPERM ? -VPERF_EPERM :
+		       e == ENOENT || e == EOPNOTSUPP || e == ENODEV ? -VPERF_ENODEV : -VPERF_EINVAL;
+	}
+	/* Overflows signal the vCPU thread, which injects (see hv.c). */
+	if (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, vperf_hv__signal()) ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC)) {
+		close(fd);
+		return -VPERF_EINVAL;
+	}
+	c->fd = fd;
+	return 0;
+}
+
+int hv_kvm_stat_offset(int fd, const char *name, uint32_t *offset)
+{
+	struct kvm_stats_header h;
+	size_t dsz;
+	char *descs;
+	int ret = -VPERF_ENOENT;
+
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		return -VPERF_ENODEV;
+	if (!h.num_desc || h.num_desc > 4096 || !h.name_size || h.name_size > 4096)
+		return -VPERF_ENODEV;
+	dsz = sizeof(struct kvm_stats_desc) + h.name_size;
+	descs = malloc(dsz * h.num_desc);
+	if (!descs)
+		return -VPERF_ENOSPC;
+	if (pread(fd, descs, dsz * h.num_desc, h.desc_offset) != (ssize_t)(dsz * h.num_desc)) {
+		ret = -VPERF_ENODEV;
+		goto out;
+	}
+	for (uint32_t i = 0; i < h.num_desc; i++) {
+		struct kvm_stats_desc *d = (struct kvm_stats_desc *)(descs + i * dsz);
+		uint32_t type = d->flags & KVM_STATS_TYPE_MASK;
+
+		d->name[h.name_size - 1] = '\0';
+		if (strcmp(d->name, name))
+			continue;
+		if (d->size != 1 || (type != KVM_STATS_TYPE_CUMULATIVE &&
+				     type != KVM_STATS_TYPE_INSTANT && type != KVM_STATS_TYPE_PEAK)) {
+			ret = -VPERF_EINVAL;	/* histograms are not counters */
+			goto out;
+		}
+		*offset = h.data_offset + d->offset;
+		ret = 0;
+		goto out;
+	}
+out:
+	free(descs);
+	return ret;
+}
+
+/* Raw value of a non-perf source now. */
+static int raw_read(struct hv_vcpu *v, struct hv_counter *c, uint64_t *val)
+{
+	struct vperf_hv *hv = v->hv;
+
+	switch (c->kind) {
+	case SRC_KVM: {
+		int fd = hv->ops->stats_fd ? hv->ops->stats_fd(hv->vmm, v->idx) : -1;
+
+		if (fd < 0 || pread(fd, val, sizeof(*val), c->kvm_offset) != (ssize_t)sizeof(*val))
+			return -VPERF_ENODEV;
+		return 0;
+	}
+	case SRC_EXITS:
+		*val = hv->ops->exit_count(hv->vmm, v->idx, c->exit_reason);
+		return 0;
+	case SRC_STEAL: {
+		char buf[128];
+		unsigned long long run, delay;
+		ssize_t n;
+
+		if (v->schedstat_fd < 0)
+			return -VPERF_ENODEV;
+		n = pread(v->schedstat_fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			return -VPERF_ENODEV;
+		buf[n] = '\0';
+		if (sscanf(buf, "%llu %llu", &run, &delay) != 2)
+			return -VPERF_ENODEV;
+		*val = delay;
+		return 0;
+	}
+	default:
+		return -VPERF_EINVAL;
+	}
+}
+
+int hv_counter_open(struct hv_vcpu *v, struct hv_counter *c, const struct vperf_event_desc *d)
+{
+	struct vperf_hv *hv = v->hv;
+	char name[VPERF_EVENT_NAME_LEN];
+	char key[24];
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	if (d->flags || !memchr(d->name, '\0', sizeof(d->name)))
+		return -VPERF_EINVAL;
+	memcpy(name, d->name, sizeof(name));
+
+	switch (d->source) {
+	case VPERF_SRC_PERF:
+		if (!name[0])
+			return -VPERF_EINVAL;
+		ret = open_perf(v, c, name);
+		if (ret)
+			return ret;
+		break;
+	case VPERF_SRC_KVM_STAT: {
+		int fd = hv->ops->stats_fd ? hv->ops->stats_fd(hv->vmm, v->idx) : -1;
+
+		if (!name[0])
+			return -VPERF_EINVAL;
+		if (!hv_allowed(hv, "kvm", name))
+			return -VPERF_EPERM;
+		if (fd < 0)
+			return -VPERF_ENODEV;
+		ret = hv_kvm_stat_offset(fd, name, &c->kvm_offset);
+		if (ret)
+			return ret;
+		c->kind = SRC_KVM;
+		break;
+	}
+	case VPERF_SRC_EXITS:
+		if (d->arg != UINT64_MAX && d->arg > 255)
+			return -VPERF_EINVAL;
+		c->exit_reason = d->arg == UINT64_MAX ? UINT32_MAX : (uint32_t)d->arg;
+		if (c->exit_reason == UINT32_MAX)
+			snprintf(key, sizeof(key), "all");
+		else
+			snprintf(key, sizeof(key), "%" PRIu32, c->exit_reason);
+		if (!hv_allowed(hv, "exits", key))
+			return -VPERF_EPERM;
+		c->kind = SRC_EXITS;
+		break;
+	case VPERF_SRC_STEAL:
+		if (!hv_allowed(hv, "steal", "steal"))
+			return -VPERF_EPERM;
+		c->kind = SRC_STEAL;
+		break;
+	default:
+		return -VPERF_EINVAL;
+	}
+	if (c->kind != SRC_HW && c->kind != SRC_SW) {
+		snprintf(c->name, sizeof(c->name), "%s", name);
+		ret = raw_read(v, c, &c->base);
+		if (ret)
+			return ret;
+	}
+	c->set_ns = hv_now_ns();
+	return 0;
+}
+
+void hv_counter_close(struct hv_counter *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->kind = SRC_NONE;
+	c->period = 0;
+}
+
+int hv_counter_read(struct hv_vcpu *v, struct hv_counter *c, struct vperf_counter_value *out)
+{
+	uint64_t raw;
+	int ret;
+
+	if (c->kind == SRC_HW || c->kind == SRC_SW) {
+		uint64_t buf[3];
+
+		if (read(c->fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			return -VPERF_ENODEV;
+		out->value = buf[0];
+		out->enabled = buf[1];
+		out->running = buf[2];
+		return 0;
+	}
+	ret = raw_read(v, c, &raw);
+	if (ret)
+		return ret;
+	out->value = raw >= c->base ? raw - c->base : 0;
+	out->enabled = out->running = hv_now_ns() - c->set_ns;
+	return 0;
+}
+
+int hv_counter_set_period(struct hv_vcpu *v, struct hv_counter *c, uint64_t period)
+{
+	uint64_t now;
+
+	if (period) {
+		uint64_t min = c->kind == SRC_HW ? HV_MIN_HW_PERIOD :
+			       is_clock(c) || c->kind == SRC_STEAL ? HV_MIN_SW_PERIOD_NS : 1;
+
+		if (period < min || period >= NEVER)
+			return -VPERF_EINVAL;
+	}
+	if (c->kind == SRC_HW || c->kind == SRC_SW) {
+		uint64_t p = period ? period : NEVER;
+
+		if (ioctl(c->fd, PERF_EVENT_IOC_PERIOD, &p))
+			return -VPERF_EINVAL;
+		c->period = period;
+		return 0;
+	}
+	if (period) {
+		int ret = raw_read(v, c, &now);
+
+		if (ret)
+			return ret;
+		c->next = now + period;
+	}
+	c->period = period;
+	return 0;
+}
+
+void hv_counters_poll_overflow(struct hv_vcpu *v, uint64_t *bits)
+{
+	for (int i = 0; i < v->nr_counters; i++) {
+		struct hv_counter *c = &v->counters[i];
+		uint64_t now;
+
+		if (!c->period || c->kind == SRC_HW || c->kind == SRC_SW)
+			continue;
+		if (raw_read(v, c, &now) || now < c->next)
+			continue;
+		*bits |= 1ull << i;
+		c->next = now + c->period;
+	}
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/* libvperf-hv internals, shared by its files and its tests. */
+#ifndef VPERF_HV_INTERNAL_H
+#define VPERF_HV_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <vperf/hv.h>
+
+#define HV_DEFAULT_MIN_IRQ_NS	100000ull	/* 10 kHz */
+#define HV_MIN_SW_PERIOD_NS	100000ull	/* clock events: >= 100 us */
+#define HV_MIN_HW_PERIOD	10000ull	/* PMU events: >= 10k events */
+#define HV_TRACE_MAX_BYTES	(16u << 20)
+
+enum hv_src_kind { SRC_NONE, SRC_HW, SRC_SW, SRC_KVM, SRC_EXITS, SRC_STEAL };
+
+struct hv_counter {
+	enum hv_src_kind kind;
+	char name[VPERF_EVENT_NAME_LEN];
+	int fd;				/* SRC_HW / SRC_SW: perf event */
+	uint32_t kvm_offset;		/* SRC_KVM: byte offset in the stats fd */
+	uint32_t exit_reason;		/* SRC_EXITS: reason or UINT32_MAX */
+	uint64_t base;			/* raw value at COUNTERS_SET */
+	uint64_t set_ns;		/* CLOCK_MONOTONIC at COUNTERS_SET */
+	uint64_t period;		/* overflow period, 0: off */
+	uint64_t next;			/* SRC_KVM/EXITS/STEAL: next overflow at */
+};
+
+struct hv_vcpu {
+	struct vperf_hv *hv;
+	int idx;
+	pid_t tid;
+	int schedstat_fd;		/* /proc/thread-self/schedstat */
+	struct vperf_vcpu_page *page;	/* in guest memory, or NULL */
+	uint64_t page_gpa;
+	uint64_t trace_gpa, trace_len;
+	int nr_counters;
+	struct hv_counter counters[VPERF_MAX_COUNTERS];
+	uint64_t overflow_status;	/* the host's copy of the page field */
+	_Atomic uint64_t pending;	/* overflow bits set by the signal handler */
+	uint64_t last_irq_ns;
+	uint64_t nr_irqs;
+	uint64_t trace_bytes;		/* bytes drained from the trace ring */
+	uint64_t hc_count[VPERF_HC_NR_OPS + 1];	/* last: unknown ops */
+	uint64_t doorbell_count;	/* doorbell loads */
+};
+
+struct vperf_hv {
+	const struct vperf_hv_ops *ops;
+	void *vmm;
+	struct vperf_hv_config cfg;
+	char **allow;			/* owned copies of the patterns */
+	int nr_allow;
+	bool host_pmu;
+	pthread_mutex_t lock;		/* pages and rings of all vCPUs */
+	struct hv_vcpu *vcpus;
+};
+
+/* counters.c */
+int hv_counter_open(struct hv_vcpu *v, struct hv_counter *c,
+		    const struct vperf_event_desc *d);
+void hv_counter_close(struct hv_counter *c);
+/* Current count since COUNTERS_SET, with enabled/running ns. */
+int hv_counter_read(struct hv_vcpu *v, struct hv_counter *c, struct vperf_counter_value *out);
+int hv_counter_set_period(struct hv_vcpu *v, struct hv_counter *c, uint64_t period);
+/* Polled sources: set bits in *bits for those past their next overflow. */
+void hv_counters_poll_overflow(struct hv_vcpu *v, uint64_t *bits);
+uint64_t hv_now_ns(void);
+
+/* Is "src:name" allowed by the device's allowlist? */
+bool hv_allowed(const struct vperf_hv *hv, const char *src, const char *name);
+
+/* KVM binary stats: the byte offset of a named u64 stat in the stats fd. */
+int hv_kvm_stat_offset(int stats_fd, const char *name, uint32_t *offset);
+
+#endif /* VPERF_HV_INTERNAL_H */

@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The vperf device: hypercall dispatch and validation, the per-vCPU
+ * shared page, overflow interrupts.  See docs/abi.md for the contract
+ * this file implements and hv.h for how a VMM drives it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hv-internal.h"
+
+/* Patterns over "source:name"; see docs/abi.md, "Allowlist". */
+static const char *const default_allow[] = {
+	"hw:*",				/* PMU events, counting guest mode only */
+	"sw:task-clock", "sw:cpu-clock",	/* the vCPU thread's own time */
+	"sw:context-switches", "sw:cpu-migrations",
+	"kvm:*", "exits:*", "steal:*",
+};
+
+static __thread struct hv_vcpu *this_vcpu;
+
+uint64_t hv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int vperf_hv__signal(void)
+{
+	return SIGRTMIN + 5;
+}
+
+/*
+ * A host counter overflowed: the kernel signals the vCPU thread itself
+ * (F_OWNER_TID), which interrupts KVM_RUN; vperf_hv__vcpu_exit() then
+ * injects.  Only an atomic OR here.
+ */
+static void on_overflow(int sig, siginfo_t *si, void *uc)
+{
+	struct hv_vcpu *v = this_vcpu;
+
+	if (!v || si->si_code != POLL_IN)
+		return;
+	for (int i = 0; i < v->nr_counters; i++)
+		if (v->counters[i].fd == si->si_fd && v->counters[i].period)
+			atomic_fetch_or(&v->pending, 1ull << i);
+}
+
+bool hv_allowed(const struct vperf_hv *hv, const char *src, const char *name)
+{
+	char key[16 + VPERF_EVENT_NAME_LEN];
+
+	snprintf(key, sizeof(key), "%s:%s", src, name);
+	for (int i = 0; i < hv->nr_allow; i++)
+		if (fnmatch(hv->allow[i], key, FNM_CASEFOLD) == 0)
+			return true;
+	return false;
+}
+
+int vperf_hv__new(const struct vperf_hv_config *cfg, const struct vperf_hv_ops *ops,
+		  void *vmm, struct vperf_hv **out)
+{
+	const char *const *allow;
+	struct vperf_hv *hv;
+	struct sigaction sa;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	if (!cfg || !ops || !ops->gpa_to_hva || !ops->irq_raise || !ops->exit_count ||
+	    !ops->guest_exit || cfg->size < sizeof(*cfg) || cfg->nr_vcpus <= 0 ||
+	    cfg->nr_vcpus > 1024 || cfg->nr_allow < 0)
+		return -EINVAL;
+
+	hv = calloc(1, sizeof(*hv));
+	if (!hv)
+		return -ENOMEM;
+	hv->ops = ops;
+	hv->vmm = vmm;
+	hv->cfg = *cfg;
+	if (!hv->cfg.min_irq_interval_ns)
+		hv->cfg.min_irq_interval_ns = HV_DEFAULT_MIN_IRQ_NS;
+	hv->host_pmu = access("/sys/bus/event_source/devices/cpu", F_OK) == 0 ||
+		       access("/sys/bus/event_source/devices/cpu_core", F_OK) == 0;
+	pthread_mutex_init(&hv->lock, NULL);
+
+	allow = cfg->allow ? cfg->allow : default_allow;
+	hv->nr_allow = cfg->allow ? cfg->nr_allow :
+				    (int)(sizeof(default_allow) / sizeof(default_allow[0]));
+	hv->allow = calloc(hv->nr_allow ? hv->nr_allow : 1, sizeof(*hv->allow));
+	if (!hv->allow)
+		goto out_free;
+	for (int i = 0; i < hv->nr_allow; i++) {
+		hv->allow[i] = strdup(allow[i]);
+		if (!hv->allow[i])
+			goto out_free;
+	}
+	hv->cfg.allow = NULL;
+
+	hv->vcpus = calloc(cfg->nr_vcpus, sizeof(*hv->vcpus));
+	if (!hv->vcpus)
+		goto out_free;
+	for (int i = 0; i < cfg->nr_vcpus; i++) {
+		hv->vcpus[i].hv = hv;
+		hv->vcpus[i].idx = i;
+		hv->vcpus[i].schedstat_fd = -1;
+		for (int k = 0; k < VPERF_MAX_COUNTERS; k++)
+			hv->vcpus[i].counters[k].fd = -1;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_overflow;
+	sa.sa_flags = SA_SIGINFO;	/* no SA_RESTART: KVM_RUN must return */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(vperf_hv__signal(), &sa, NULL)) {
+		ret = -errno;
+		goto out_free;
+	}
+	*out = hv;
+	return 0;
+
+out_free:
+	vperf_hv__delete(hv);
+	return ret;
+}
+
+static void counters_clear(struct hv_vcpu *v)
+{
+	for (int i = 0; i < v->nr_counters; i++)
+		hv_counter_close(&v->counters[i]);
+	v->nr_counters = 0;
+	v->overflow_status = 0;
+	atomic_store(&v->pending, 0);
+}
+
+void vperf_hv__delete(struct vperf_hv *hv)
+{
+	if (!hv)
+		return;
+	for (int i = 0; hv->vcpus && i < hv->cfg.nr_vcpus; i++) {
+		counters_clear(&hv->vcpus[i]);
+		if (hv->vcpus[i].schedstat_fd >= 0)
+			close(hv->vcpus[i].schedstat_fd);
+	}
+	for (int i = 0; hv->allow && i < hv->nr_allow; i++)
+		free(hv->allow[i]);
+	free(hv->allow);
+	free(hv->vcpus);
+	pthread_mutex_destroy(&hv->lock);
+	free(hv);
+}
+
+uint32_t vperf_hv__features(const struct vperf_hv *hv)
+{
+	return VPERF_FEAT_COUNTERS | VPERF_FEAT_OVERFLOW | VPERF_FEAT_TRACE |
+	       (hv->host_pmu ? VPERF_FEAT_HW_EVENTS : 0) |
+	       (hv->cfg.doorbell_gpa ? VPERF_FEAT_DOORBELL : 0);
+}
+
+int vperf_hv__vcpu_enter(struct vperf_hv *hv, int vcpu)
+{
+	struct hv_vcpu *v;
+	sigset_t set;
+
+	if (vcpu < 0 || vcpu >= hv->cfg.nr_vcpus)
+		return -EINVAL;
+	v = &hv->vcpus[vcpu];
+	v->tid = gettid();
+	this_vcpu = v;
+	if (v->schedstat_fd < 0)
+		v->schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	sigemptyset(&set);
+	sigaddset(&set, vperf_hv__signal());
+	return -pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/* Write the vCPU's counters into its shared page (seq odd, data, seq even). */
+static void page_update(struct hv_vcpu *v)
+{
+	struct vperf_vcpu_page *pg = v->page;
+	volatile uint32_t *seq;
+	uint32_t s;
+
+	if (!pg)
+		return;
+	seq = &pg->seq;
+	s = *seq | 1;		/* whatever the guest scribbled, go odd */
+	__atomic_store_n(seq, s, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	pg->size = sizeof(*pg);
+	pg->version = VPERF_ABI_VERSION;
+	pg->nr_counters = (uint32_t)v->nr_counters;
+	pg->overflow_status = v->overflow_status;
+	pg->host_time_ns = hv_now_ns();
+	for (int i = 0; i < VPERF_MAX_COUNTERS; i++) {
+		struct vperf_counter_value val = { 0, 0, 0 };
+
+		if (i < v->nr_counters)
+			hv_counter_read(v, &v->counters[i], &val);
+		pg->counters[i] = val;
+	}
+	__atomic_store_n(seq, s + 1, __ATOMIC_RELEASE);
+}
+
+void vperf_hv__vcpu_exit(struct vperf_hv *hv, int vcpu)
+{
+	struct hv_vcpu *v = &hv->vcpus[vcpu];
+	uint64_t bits, now;
+
+	if (!v->nr_counters)
+		return;
+	bits = atomic_exchange(&v->pending, 0);
+	hv_counters_poll_overflow(v, &bits);
+	if (!bits)
+		return;
+	v->overflow_status |= bits;
+	now = hv_now_ns();
+	if (v->last_irq_ns && now - v->last_irq_ns < hv->cfg.min_irq_interval_ns) {
+		/* Too soon: keep the bits, raise at a later exit. */
+		atomic_fetch_or(&v->pending, bits);
+		return;
+	}
+	page_update(v);
+	if (hv->ops->irq_raise(hv->vmm, hv->cfg.gsi) == 0) {
+		v->last_irq_ns = now;
+		v->nr_irqs++;
+	}
+}
+
+/* ---- hypercalls ---- */
+
+static bool ranges_overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return alen && blen && a < b + blen && b < a + alen;
+}
+
+/* Does [gpa, gpa + len) overlap a page or ring any vCPU registered? */
+static bool overlaps_registered(struct vperf_hv *hv, uint64_t gpa, uint64_t len,
+				const struct hv_vcpu *skip_page, const struct hv_vcpu *skip_ring)
+{
+	for (int i = 0; i < hv->cfg.nr_vcpus; i++) {
+		const struct hv_vcpu *o = &hv->vcpus[i];
+
+		if (o != skip_page && o->page &&
+		    ranges_overlap(gpa, len, o->page_gpa, VPERF_PAGE_SIZE))
+			return true;
+		if (o != skip_ring && o->trace_len &&
+		    ranges_overlap(gpa, len, o->trace_gpa, o->trace_len))
+			return true;
+	}
+	return false;
+}
+
+static int64_t hc_page_register(struct hv_vcpu *v, uint64_t gpa)
+{
+	struct vperf_hv *hv = v->hv;
+	void *hva;
+	int64_t ret = 0;
+
+	if (!gpa) {
+		pthread_mutex_lock(&hv->lock);
+		v->page = NULL;
+		v->page_gpa = 0;
+		pthread_mutex_unlock(&hv->lock);
+		return 0;
+	}
+	if (gpa & (VPERF_PAGE_SIZE - 1))
+		return -VPERF_EINVAL;
+	hva = hv->ops->gpa_to_hva(hv->vmm, gpa, VPERF_PAGE_SIZE);
+	if (!hva)
+		return -VPERF_EFAULT;
+	pthread_mutex_lock(&hv->lock);
+	if (overlaps_registered(hv, gpa, VPERF_PAGE_SIZE, v, NULL)) {
+		ret = -VPERF_EBUSY;
+	} else {
+		v->page = hva;
+		v->page_gpa = gpa;
+		memset(hva, 0, VPERF_PAGE_SIZE);
+		page_update(v);
+	}
+	pthread_mutex_unlock(&hv->lock);
+	return ret;
+}
+
+static int64_t hc_counters_set(struct hv_vcpu *v, uint64_t gpa, uint64_t n)
+{
+	struct vperf_hv *hv = v->hv;
+	struct vperf_event_desc descs[VPERF_MAX_COUNTERS];
+	struct hv_counter fresh[VPERF_MAX_COUNTERS];
+	const void *src;
+	int ret = 0;
+
+	if (n > VPERF_MAX_COUNTERS)
+		return -VPERF_ENOSPC;
+	if (n) {
+		src = hv->ops->gpa_to_hva(hv->vmm, gpa, n * sizeof(descs[0]));
+		if (!src)
+			return -VPERF_EFAULT;
+		/* One copy, then only the copy: the guest may change its memory. */
+		memcpy(descs, src, n * sizeof(descs[0]));
+	}
+	for (uint64_t i = 0; i < VPERF_MAX_COUNTERS; i++)
+		fresh[i].fd = -1;
+	for (uint64_t i = 0; i < n; i++) {
+		ret = hv_counter_open(v, &fresh[i], &descs[i]);
+		if (ret) {
+			for (uint64_t k = 0; k < i; k++)
+				hv_counter_close(&fresh[k]);
+			return ret;
+		}
+	}
+	counters_clear(v);
+	memcpy(v->counters, fresh, sizeof(fresh));
+	v->nr_counters = (int)n;
+	page_update(v);
+	return 0;
+}
+
+static int64_t hc_overflow_set(struct hv_vcpu *v, uint64_t idx, uint64_t period)
+{
+	int ret;
+
+	if (idx >= (uint64_t)v->nr_counters)
+		return -VPERF_EINVAL;
+	ret = hv_counter_set_period(v, &v->counters[idx], period);
+	if (ret)
+		return ret;
+	atomic_fetch_and(&v->pending, ~(1ull << idx));
+	return 0;
+}
+
+static int64_t hc_overflow_ack(struct hv_vcpu *v, uint64_t bits)
+{
+	uint64_t valid = v->nr_counters >= 64 ? ~0ull : (1ull << v->nr_counters) - 1;
+
+	if (bits & ~valid)
+		return -VPERF_EINVAL;
+	v->overflow_status &= ~bits;
+	if (v->page)
+		__atomic_and_fetch(&v->page->overflow_status, ~bits, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int64_t hc_ucall(struct hv_vcpu *v, uint64_t gpa)
+{
+	struct vperf_hv *hv = v->hv;
+	struct vperf_ucall uc;
+	const void *src = hv->ops->gpa_to_hva(hv->vmm, gpa, sizeof(uc));
+
+	if (!src)
+		return -VPERF_EFAULT;
+	memcpy(&uc, src, sizeof(uc));
+	uc.msg[sizeof(uc.msg) - 1] = '\0';
+	if (uc.nr_args > 8 || uc.cmd < VPERF_UCALL_PRINT || uc.cmd > VPERF_UCALL_VALUES)
+		return -VPERF_EINVAL;
+	if (hv->ops->report)
+		hv->ops->report(hv->vmm, v->idx, &uc);
+	return 0;
+}
+
+static int64_t hc_trace_register(struct hv_vcpu *v, uint64_t gpa, uint64_t len)
+{
+	struct vperf_hv *hv = v->hv;
+	int64_t ret = 0;
+
+	if (!gpa && !len) {
+		pthread_mutex_lock(&hv->lock);
+		v->trace_gpa = v->trace_len = 0;
+		pthread_mutex_unlock(&hv->lock);
+		return 0;
+	}
+	if ((gpa & (VPERF_PAGE_SIZE - 1)) || len <= sizeof(struct vperf_trace_ring))
+		return -VPERF_EINVAL;
+	if (len > HV_TRACE_MAX_BYTES)
+		return -VPERF_ENOSPC;
+	/* The data area must be a power of two. */
+	if ((len - sizeof(struct vperf_trace_ring)) & (len - sizeof(struct vperf_trace_ring) - 1))
+		return -VPERF_EINVAL;
+	if (!hv->ops->gpa_to_hva(hv->vmm, gpa, len))
+		return -VPERF_EFAULT;
+	pthread_mutex_lock(&hv->lock);
+	if (overlaps_registered(hv, gpa, len, NULL, v)) {
+		ret = -VPERF_EBUSY;
+	} else {
+		v->trace_gpa = gpa;
+		v->trace_len = len;
+	}
+	pthread_mutex_unlock(&hv->lock);
+	return ret;
+}
+
+/*
+ * ABI v1 defines the ring and its flow control but no record format yet:
+ * a flush consumes what the guest produced (tail = head) and counts the
+ * bytes.  The head is untrusted: a head behind the tail or more than the
+ * ring ahead of it is refused.
+ */
+static int64_t hc_trace_flush(struct hv_vcpu *v)
+{
+	struct vperf_hv *hv = v->hv;
+	struct vperf_trace_ring *r;
+	uint64_t head, tail, data_size = v->trace_len - sizeof(*r);
+
+	if (!v->trace_len)
+		return -VPERF_ESTATE;
+	r = hv->ops->gpa_to_hva(hv->vmm, v->trace_gpa, v->trace_len);
+	if (!r)
+		return -VPERF_EFAULT;
+	head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	tail = r->tail;
+	if (head < tail || head - tail > data_size)
+		return -VPERF_EINVAL;
+	v->trace_bytes += head - tail;
+	__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
+	return (int64_t)(head - tail);
+}
+
+int64_t vperf_hv__hypercall(struct vperf_hv *hv, int vcpu, uint32_t op, const uint64_t args[4])
+{
+	struct hv_vcpu *v;
+
+	if (vcpu < 0 || vcpu >= hv->cfg.nr_vcpus)
+		return -VPERF_EINVAL;
+	v = &hv->vcpus[vcpu];
+	v->hc_count[op < VPERF_HC_NR_OPS ? op : VPERF_HC_NR_OPS]++;
+
+	switch (op) {
+	case VPERF_HC_VERSION:
+		return VPERF_ABI_VERSION | (int64_t)vperf_hv__features(hv) << 32;
+	case VPERF_HC_EXIT:
+		if (args[0] > 255)
+			return -VPERF_EINVAL;
+		hv->ops->guest_exit(hv->vmm, vcpu, (uint32_t)args[0]);
+		return 0;
+	case VPERF_HC_UCALL:
+		return hc_ucall(v, args[0]);
+	case VPERF_HC_PAGE_REGISTER:
+		return hc_page_register(v, args[0]);
+	case VPERF_HC_COUNTERS_SET:
+		return hc_counters_set(v, args[0], args[1]);
+	case VPERF_HC_SNAPSHOT:
+		if (!v->page)
+			return -VPERF_ESTATE;
+		page_update(v);
+		return 0;
+	case VPERF_HC_OVERFLOW_SET:
+		return hc_overflow_set(v, args[0], args[1]);
+	case VPERF_HC_OVERFLOW_ACK:
+		return hc_overflow_ack(v, args[0]);
+	case VPERF_HC_TRACE_REGISTER:
+		return hc_trace_register(v, args[0], args[1]);
+	case VPERF_HC_TRACE_FLUSH:
+		return hc_trace_flush(v);
+	default:
+		return -VPERF_ENOSYS;
+	}
+}
+
+uint64_t vperf_hv__hypercall_count(const struct vperf_hv *hv, int vcpu, uint32_t op)
+{
+	if (vcpu < 0 || vcpu >= hv->cfg.nr_vcpus)
+		return 0;
+	return hv->vcpus[vcpu].hc_count[op < VPERF_HC_NR_OPS ? op : VPERF_HC_NR_OPS];
+}
+
+int vperf_hv__doorbell_read(struct vperf_hv *hv, int vcpu, uint64_t offset, uint32_t len,
+			    uint64_t *value)
+{
+	struct vperf_counter_value val = { 0, 0, 0 };
+	struct hv_vcpu *v;
+	uint64_t idx;
+
+	*value = ~0ull;
+	if (vcpu < 0 || vcpu >= hv->cfg.nr_vcpus)
+		return -VPERF_EINVAL;
+	v = &hv->vcpus[vcpu];
+	v->doorbell_count++;
+	if (len != 8 || offset % 8 || offset >= 8 * (uint64_t)VPERF_MAX_COUNTERS)
+		return -VPERF_EINVAL;
+	idx = offset / 8;
+	*value = 0;
+	if ((int)idx >= v->nr_counters)
+		return -VPERF_ESTATE;
+	/* the vCPU's own thread, like SNAPSHOT: its counters are not shared */
+	if (hv_counter_read(v, &v->counters[idx], &val))
+		return -VPERF_ESTATE;
+	*value = val.value;
+	return 0;
+}
+
+uint64_t vperf_hv__doorbell_count(const struct vperf_hv *hv, int vcpu)
+{
+	if (vcpu < 0 || vcpu >= hv->cfg.nr_vcpus)
+		return 0;
+	return hv->vcpus[vcpu].doorbell_count;
+}
+
+uint64_t vperf_hv__irq_count(const struct vperf_hv *hv, int vcpu)
+{
+	if (vcpu < 0 || vcpu >= hv->cfg.nr_vcpus)
+		return 0;
+	return hv->vcpus[vcpu].nr_irqs;
+}

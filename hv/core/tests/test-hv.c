@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libvperf-hv against a fake VMM: every hypercall's known answers and its
+ * errors for hostile arguments (docs/abi.md, section 4).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "../fuzz/fake-vm.h"
+#include "hv-internal.h"
+
+struct fixture {
+	struct fake_vm vm;
+	struct vperf_hv *hv;
+};
+
+static const char *allow_all[] = { "*" };
+
+static int setup_with(void **state, const char *const *allow, int nr_allow, uint64_t min_irq)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct vperf_hv_config cfg = {
+		.size = sizeof(cfg), .nr_vcpus = 2, .gsi = 5, .allow = allow,
+		.nr_allow = nr_allow, .min_irq_interval_ns = min_irq,
+	};
+
+	assert_non_null(f);
+	f->vm.ram = calloc(1, FAKE_RAM_SIZE);
+	assert_non_null(f->vm.ram);
+	assert_int_equal(vperf_hv__new(&cfg, &fake_ops, &f->vm, &f->hv), 0);
+	assert_int_equal(vperf_hv__vcpu_enter(f->hv, 0), 0);
+	*state = f;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, allow_all, 1, 1);
+}
+
+static int setup_default_allow(void **state)
+{
+	return setup_with(state, NULL, 0, 1);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	vperf_hv__delete(f->hv);
+	free(f->vm.ram);
+	free(f);
+	return 0;
+}
+
+static int64_t hc(struct fixture *f, int vcpu, uint32_t op, uint64_t a0, uint64_t a1)
+{
+	uint64_t args[4] = { a0, a1, 0, 0 };
+
+	return vperf_hv__hypercall(f->hv, vcpu, op, args);
+}
+
+static void *gmem(struct fixture *f, uint64_t gpa)
+{
+	return f->vm.ram + (gpa - FAKE_RAM_BASE);
+}
+
+static void put_desc(struct fixture *f, uint64_t gpa, int i, uint32_t src, uint64_t arg, const char *name)
+{
+	struct vperf_event_desc *d = (struct vperf_event_desc *)gmem(f, gpa) + i;
+
+	memset(d, 0, sizeof(*d));
+	d->source = src;
+	d->arg = arg;
+	snprintf(d->name, sizeof(d->name), "%s", name);
+}
+
+#define PAGE_GPA	(FAKE_RAM_BASE + 0x4000)
+#define DESC_GPA	FAKE_RAM_BASE
+
+static const struct vperf_vcpu_page *page(struct fixture *f)
+{
+	return gmem(f, PAGE_GPA);
+}
+
+static void version_reports_abi_and_features(void **state)
+{
+	struct fixture *f = *state;
+	int64_t r = hc(f, 0, VPERF_HC_VERSION, 0, 0);
+
+	assert_int_equal(r & 0xffffffff, VPERF_ABI_VERSION);
+	assert_true((r >> 32) & VPERF_FEAT_COUNTERS);
+	assert_int_equal(r >> 32, vperf_hv__features(f->hv));
+}
+
+static void unknown_op_and_bad_vcpu_are_errors(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(hc(f, 0, VPERF_HC_NR_OPS, 0, 0), -VPERF_ENOSYS);
+	assert_int_equal(hc(f, 0, 0xffffffffu, 0, 0), -VPERF_ENOSYS);
+	assert_int_equal(hc(f, 2, VPERF_HC_VERSION, 0, 0), -VPERF_EINVAL);
+	assert_int_equal(hc(f, -1, VPERF_HC_VERSION, 0, 0), -VPERF_EINVAL);
+	assert_int_equal(vperf_hv__hypercall_count(f->hv, 0, VPERF_HC_NR_OPS), 2);
+}
+
+static void exit_passes_status_and_refuses_over_255(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(hc(f, 0, VPERF_HC_EXIT, 256, 0), -VPERF_EINVAL);
+	assert_false(f->vm.exited);
+	assert_int_equal(hc(f, 1, VPERF_HC_EXIT, 7, 0), 0);
+	assert_true(f->vm.exited);
+	assert_int_equal(f->vm.exit_status, 7);
+}
+
+static void page_register_validates_and_writes_header(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(hc(f, 0, VPERF_HC_SNAPSHOT, 0, 0), -VPERF_ESTATE);
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA + 8, 0), -VPERF_EINVAL);
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, 0x1000, 0), -VPERF_EFAULT);
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, FAKE_RAM_BASE + FAKE_RAM_SIZE, 0),
+			 -VPERF_EFAULT);
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, 0xfffffffffffff000ull, 0), -VPERF_EFAULT);
+	memset(gmem(f, PAGE_GPA), 0xa5, 4096);
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(page(f)->size, sizeof(struct vperf_vcpu_page));
+	assert_int_equal(page(f)->version, VPERF_ABI_VERSION);
+	assert_int_equal(page(f)->seq % 2, 0);
+	assert_int_equal(page(f)->nr_counters, 0);
+	/* the rest of the page was cleared */
+	assert_int_equal(((unsigned char *)gmem(f, PAGE_GPA))[4095], 0);
+}
+
+static void pages_and_rings_may_not_overlap(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 1, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), -VPERF_EBUSY);
+	/* 12 KiB of data is not a power of two */
+	assert_int_equal(hc(f, 1, VPERF_HC_TRACE_REGISTER, PAGE_GPA - 4096, 3 * 4096 + 64),
+			 -VPERF_EINVAL);
+	assert_int_equal(hc(f, 1, VPERF_HC_TRACE_REGISTER, PAGE_GPA - 4096, 2 * 4096 + 64),
+			 -VPERF_EBUSY);
+	/* re-registering one's own page elsewhere is a move, not an overlap */
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA + 4096, 0), 0);
+	assert_int_equal(hc(f, 1, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, 0, 0), 0);
+	assert_int_equal(hc(f, 1, VPERF_HC_PAGE_REGISTER, PAGE_GPA + 4096, 0), 0);
+}
+
+static void counters_set_validates_every_descriptor(void **state)
+{
+	struct fixture *f = *state;
+	struct vperf_event_desc *d = gmem(f, DESC_GPA);
+
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 17), -VPERF_ENOSPC);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, 0x10, 1), -VPERF_EFAULT);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET,
+			    FAKE_RAM_BASE + FAKE_RAM_SIZE - sizeof(*d), 2), -VPERF_EFAULT);
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
+	put_desc(f, DESC_GPA, 1, 99, 0, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 2), -VPERF_EINVAL);
+	put_desc(f, DESC_GPA, 1, VPERF_SRC_EXITS, 2, "");
+	d[1].flags = 1;
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 2), -VPERF_EINVAL);
+	put_desc(f, DESC_GPA, 1, VPERF_SRC_PERF, 0, "");
+	memset(d[1].name, 'x', sizeof(d[1].name));	/* no terminating NUL */
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 2), -VPERF_EINVAL);
+	put_desc(f, DESC_GPA, 1, VPERF_SRC_PERF, 0, "no-such-event-anywhere");
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 2), -VPERF_ENOENT);
+	put_desc(f, DESC_GPA, 1, VPERF_SRC_EXITS, 300, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 2), -VPERF_EINVAL);
+	put_desc(f, DESC_GPA, 1, VPERF_SRC_KVM_STAT, 0, "exits");
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 2), -VPERF_ENODEV);
+}
+
+static void exits_counter_counts_exactly(void **state)
+{
+	struct fixture *f = *state;
+
+	f->vm.exits[0] = 1000;		/* before COUNTERS_SET: not counted */
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
+	put_desc(f, DESC_GPA, 1, VPERF_SRC_EXITS, 2, "");
+	put_desc(f, DESC_GPA, 2, VPERF_SRC_EXITS, 7, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 3), 0);
+	f->vm.exits[0] += 42;
+	assert_int_equal(hc(f, 0, VPERF_HC_SNAPSHOT, 0, 0), 0);
+	assert_int_equal(page(f)->nr_counters, 3);
+	assert_int_equal(page(f)->counters[0].value, 42);
+	assert_int_equal(page(f)->counters[1].value, 42);	/* fake: every exit is IO */
+	assert_int_equal(page(f)->counters[2].value, 0);
+	assert_int_equal(page(f)->seq % 2, 0);
+}
+
+static void doorbell_loads_read_counters_now_and_refuse_the_rest(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t v = 0;
+
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
+	put_desc(f, DESC_GPA, 1, VPERF_SRC_EXITS, 7, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 2), 0);
+	f->vm.exits[0] += 5;
+	/* the value now, with no SNAPSHOT and the page untouched */
+	assert_int_equal(vperf_hv__doorbell_read(f->hv, 0, 0, 8, &v), 0);
+	assert_int_equal(v, 5);
+	assert_int_equal(page(f)->counters[0].value, 0);
+	f->vm.exits[0] += 3;
+	assert_int_equal(vperf_hv__doorbell_read(f->hv, 0, 0, 8, &v), 0);
+	assert_int_equal(v, 8);
+	assert_int_equal(vperf_hv__doorbell_read(f->hv, 0, 8, 8, &v), 0);
+	assert_int_equal(v, 0);
+	/* a slot without a counter, unaligned or short loads, past the slots, a bad vCPU */
+	assert_int_equal(vperf_hv__doorbell_read(f->hv, 0, 16, 8, &v), -VPERF_ESTATE);
+	assert_int_equal(v, 0);
+	assert_int_equal(vperf_hv__doorbell_read(f->hv, 0, 4, 8, &v), -VPERF_EINVAL);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(vperf_hv__doorbell_read(f->hv, 0, 0, 4, &v), -VPERF_EINVAL);
+	assert_int_equal(vperf_hv__doorbell_read(f->hv, 0, 8 * VPERF_MAX_COUNTERS, 8, &v),
+			 -VPERF_EINVAL);
+	assert_int_equal(vperf_hv__doorbell_read(f->hv, 0, 4095, 8, &v), -VPERF_EINVAL);
+	assert_int_equal(vperf_hv__doorbell_read(f->hv, 2, 0, 8, &v), -VPERF_EINVAL);
+	assert_int_equal(vperf_hv__doorbell_count(f->hv, 0), 8);
+	/* vCPU 1 has no counters */
+	assert_int_equal(vperf_hv__doorbell_read(f->hv, 1, 0, 8, &v), -VPERF_ESTATE);
+	assert_int_equal(vperf_hv__doorbell_count(f->hv, 1), 1);
+}
+
+static double thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void task_clock_counter_tracks_thread_cpu_time(void **state)
+{
+	struct fixture *f = *state;
+	double t0, t1, v;
+
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_PERF, 0, "task-clock");
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
+	t0 = thread_cpu_ns();
+	while (thread_cpu_ns() - t0 < 50e6)
+		;
+	assert_int_equal(hc(f, 0, VPERF_HC_SNAPSHOT, 0, 0), 0);
+	t1 = thread_cpu_ns();
+	v = (double)page(f)->counters[0].value;
+	printf("task-clock %.3f ms, thread CPU %.3f ms\n", v / 1e6, (t1 - t0) / 1e6);
+	assert_true(v > 0.95 * (t1 - t0) && v < 1.10 * (t1 - t0));
+	/* a vCPU whose thread never ran the guest has no thread to count */
+	assert_int_equal(hc(f, 1, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), -VPERF_ESTATE);
+}
+
+static void hardware_event_counts_only_with_a_pmu(void **state)
+{
+	struct fixture *f = *state;
+	bool pmu = access("/sys/bus/event_source/devices/cpu", F_OK) == 0;
+	int64_t r;
+
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_PERF, 0, "instructions");
+	r = hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1);
+	printf("instructions: %s PMU, result %lld\n", pmu ? "with" : "no", (long long)r);
+	assert_int_equal(r, pmu ? 0 : -VPERF_ENODEV);
+	assert_int_equal(!!(vperf_hv__features(f->hv) & VPERF_FEAT_HW_EVENTS), pmu);
+}
+
+static void default_allowlist_refuses_host_events(void **state)
+{
+	struct fixture *f = *state;
+
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_PERF, 0, "page-faults");
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), -VPERF_EPERM);
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_PERF, 0, "sched:sched_switch");
+	assert_int_not_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_PERF, 0, "TASK-CLOCK");	/* perf's name decides */
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
+}
+
+static void operator_allowlist_restricts(void **state)
+{
+	static const char *allow[] = { "EXITS:All", "sw:task-clock" };	/* matched ignoring case */
+	struct fixture *f;
+
+	setup_with(state, allow, 2, 1);
+	f = *state;
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, 2, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), -VPERF_EPERM);
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_STEAL, 0, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), -VPERF_EPERM);
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_PERF, 0, "cpu-clock");
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), -VPERF_EPERM);
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
+	teardown(state);
+}
+
+static void overflow_raises_at_the_period_and_acks_clear(void **state)
+{
+	struct fixture *f = *state;
+
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_SET, 1, 3), -VPERF_EINVAL);
+	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_SET, 0, 3), 0);
+	for (int i = 0; i < 10; i++) {
+		f->vm.exits[0]++;
+		vperf_hv__vcpu_exit(f->hv, 0);
+	}
+	assert_int_equal(f->vm.irqs, 3);		/* at 3, 6 and 9 exits */
+	assert_int_equal(vperf_hv__irq_count(f->hv, 0), 3);
+	assert_int_equal(page(f)->overflow_status, 1);
+	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_ACK, 2, 0), -VPERF_EINVAL);
+	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_ACK, 1, 0), 0);
+	assert_int_equal(page(f)->overflow_status, 0);
+	/* an ack storm raises nothing */
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_ACK, 1, 0), 0);
+	assert_int_equal(f->vm.irqs, 3);
+	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_SET, 0, 0), 0);
+	for (int i = 0; i < 10; i++) {
+		f->vm.exits[0]++;
+		vperf_hv__vcpu_exit(f->hv, 0);
+	}
+	assert_int_equal(f->vm.irqs, 3);
+}
+
+static void overflow_rate_is_limited_not_lost(void **state)
+{
+	struct fixture *f;
+	uint64_t before;
+
+	setup_with(state, allow_all, 1, 50 * 1000 * 1000);	/* 50 ms apart */
+	f = *state;
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_SET, 0, 1), 0);
+	for (int i = 0; i < 100; i++) {
+		f->vm.exits[0]++;
+		vperf_hv__vcpu_exit(f->hv, 0);
+	}
+	assert_int_equal(f->vm.irqs, 1);
+	before = f->vm.irqs;
+	usleep(60 * 1000);
+	vperf_hv__vcpu_exit(f->hv, 0);		/* the held-back overflow now */
+	assert_int_equal(f->vm.irqs, before + 1);
+	teardown(state);
+}
+
+static void clock_overflow_period_has_a_floor(void **state)
+{
+	struct fixture *f = *state;
+
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_PERF, 0, "task-clock");
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_SET, 0, 1000), -VPERF_EINVAL);
+	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_SET, 0, 1000000), 0);
+}
+
+static void ucall_is_copied_and_terminated(void **state)
+{
+	struct fixture *f = *state;
+	struct vperf_ucall *uc = gmem(f, FAKE_RAM_BASE + 0x100);
+
+	memset(uc, 'A', sizeof(*uc));
+	uc->cmd = VPERF_UCALL_PRINT;
+	uc->nr_args = 0;
+	assert_int_equal(hc(f, 0, VPERF_HC_UCALL, FAKE_RAM_BASE + 0x100, 0), 0);
+	assert_int_equal(f->vm.reports, 1);
+	uc->nr_args = 9;
+	assert_int_equal(hc(f, 0, VPERF_HC_UCALL, FAKE_RAM_BASE + 0x100, 0), -VPERF_EINVAL);
+	uc->nr_args = 0;
+	uc->cmd = 0;
+	assert_int_equal(hc(f, 0, VPERF_HC_UCALL, FAKE_RAM_BASE + 0x100, 0), -VPERF_EINVAL);
+	assert_int_equal(hc(f, 0, VPERF_HC_UCALL, FAKE_RAM_BASE + FAKE_RAM_SIZE - 8, 0),
+			 -VPERF_EFAULT);
+	assert_int_equal(f->vm.reports, 1);
+}
+
+static void trace_ring_register_and_flush(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t gpa = FAKE_RAM_BASE + 0x8000;
+	struct vperf_trace_ring *r = gmem(f, gpa);
+
+	assert_int_equal(hc(f, 0, VPERF_HC_TRACE_FLUSH, 0, 0), -VPERF_ESTATE);
+	assert_int_equal(hc(f, 0, VPERF_HC_TRACE_REGISTER, gpa + 64, 4096 + 64), -VPERF_EINVAL);
+	assert_int_equal(hc(f, 0, VPERF_HC_TRACE_REGISTER, gpa, 3000 + 64), -VPERF_EINVAL);
+	assert_int_equal(hc(f, 0, VPERF_HC_TRACE_REGISTER, gpa, (32u << 20) + 64), -VPERF_ENOSPC);
+	assert_int_equal(hc(f, 0, VPERF_HC_TRACE_REGISTER, gpa, 4096 + 64), 0);
+	r->head = 100;
+	assert_int_equal(hc(f, 0, VPERF_HC_TRACE_FLUSH, 0, 0), 100);
+	assert_int_equal(r->tail, 100);
+	r->head = 50;				/* behind the tail: refused */
+	assert_int_equal(hc(f, 0, VPERF_HC_TRACE_FLUSH, 0, 0), -VPERF_EINVAL);
+	r->head = 100 + 4097;			/* more than the ring ahead */
+	assert_int_equal(hc(f, 0, VPERF_HC_TRACE_FLUSH, 0, 0), -VPERF_EINVAL);
+	assert_int_equal(r->tail, 100);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(version_reports_abi_and_features, setup, teardown),
+		cmocka_unit_test_setup_teardown(unknown_op_and_bad_vcpu_are_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(exit_passes_status_and_refuses_over_255, setup, teardown),
+		cmocka_unit_test_setup_teardown(page_register_validates_and_writes_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(pages_and_rings_may_not_overlap, setup, teardown),
+		cmocka_unit_test_setup_teardown(counters_set_validates_every_descriptor, setup, teardown),
+		cmocka_unit_test_setup_teardown(exits_counter_counts_exactly, setup, teardown),
+		cmocka_unit_test_setup_teardown(doorbell_loads_read_counters_now_and_refuse_the_rest, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(task_clock_counter_tracks_thread_cpu_time, setup, teardown),
+		cmocka_unit_test_setup_teardown(hardware_event_counts_only_with_a_pmu, setup, teardown),
+		cmocka_unit_test_setup_teardown(default_allowlist_refuses_host_events, setup_default_allow,
+						teardown),
+		cmocka_unit_test(operator_allowlist_restricts),
+		cmocka_unit_test_setup_teardown(overflow_raises_at_the_period_and_acks_clear, setup, teardown),
+		cmocka_unit_test(overflow_rate_is_limited_not_lost),
+		cmocka_unit_test_setup_teardown(clock_overflow_period_has_a_floor, setup, teardown),
+		cmocka_unit_test_setup_teardown(ucall_is_copied_and_terminated, setup, teardown),
+		cmocka_unit_test_setup_teardown(trace_ring_register_and_flush, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("libvperf-hv", tests, NULL, NULL);
+}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The vperf paravirtual ABI, version 1: the one header shared by the
+ * hypervisor (hv/) and the guest (guest-lib/, including the kernel module).
+ * docs/abi.md is the prose specification; this header is its C form.
+ * Every layout is fixed-size, little-endian, naturally aligned, and checked
+ * by _Static_assert below; a second implementation needs only this file
+ * and docs/abi.md.
+ *
+ * Discovery: CPUID leaf VPERF_CPUID_BASE returns the signature, the next
+ * leaf the ABI version, features, hypercall port and interrupt line.
+ *
+ * Hypercalls: the guest writes the operation number (32 bits) to the
+ * hypercall I/O port with `out %eax, %dx`; arguments are in RBX, RCX,
+ * RSI, RDI; the result is in RAX on return: >= 0 success, < 0 a negative
+ * VPERF_E* code.  Every other register is preserved.  The port exit is
+ * the cheapest trap a userspace VMM on KVM sees, and KVM's sync-regs
+ * area hands the VMM the argument registers without another ioctl.
+ */
+#ifndef VPERF_ABI_H
+#define VPERF_ABI_H
+
+#include <linux/types.h>
+
+#define VPERF_ABI_VERSION	1
+
+/* ---- discovery ---- */
+
+#define VPERF_CPUID_BASE	0x40000100u
+/* Base leaf: EAX = highest vperf leaf; EBX, ECX, EDX = "VPERF-KVM-PV". */
+#define VPERF_CPUID_SIG_EBX	0x52455056u	/* "VPER" */
+#define VPERF_CPUID_SIG_ECX	0x564b2d46u	/* "F-KV" */
+#define VPERF_CPUID_SIG_EDX	0x56502d4du	/* "M-PV" */
+/* Info leaf: EAX = ABI version, EBX = features, ECX = port, EDX = GSI. */
+#define VPERF_CPUID_INFO	(VPERF_CPUID_BASE + 1)
+
+#define VPERF_FEAT_COUNTERS	(1u << 0)	/* virtual counters */
+#define VPERF_FEAT_OVERFLOW	(1u << 1)	/* overflow interrupts */
+#define VPERF_FEAT_TRACE	(1u << 2)	/* trace rings */
+#define VPERF_FEAT_HW_EVENTS	(1u << 3)	/* the host has a PMU */
+#define VPERF_FEAT_DOORBELL	(1u << 4)	/* the counter doorbell page */
+
+/*
+ * Doorbell leaf (present when the base leaf's EAX reaches it and the
+ * feature bit is set): EAX = the doorbell page's GPA bits 31..0, EBX = bits
+ * 63..32, ECX = its size in bytes.  The page is not RAM: an aligned 8-byte
+ * load at offset 8 * n (n < VPERF_MAX_COUNTERS) exits to the VMM and returns
+ * the current value of counter n of the vCPU that loads (what SNAPSHOT would
+ * write into its page).  Any other access reads all ones; writes are
+ * ignored.  The guest kernel may map it into user space: a fresh counter
+ * value for one exit and no guest system call (docs/abi.md 2.6).
+ */
+#define VPERF_CPUID_DOORBELL	(VPERF_CPUID_BASE + 2)
+#define VPERF_DOORBELL_SIZE	4096u
+
+#define VPERF_DEFAULT_PORT	0x5650u		/* 16-bit I/O port ("VP") */
+#define VPERF_DEFAULT_GSI	5u		/* ISA IRQ 5, edge */
+
+/* ---- hypercall operations (the value written to the port) ---- */
+
+enum vperf_hc_op {
+	VPERF_HC_VERSION	= 0,	/* -> ABI version | features << 32 */
+	VPERF_HC_EXIT		= 1,	/* RBX = status: the VMM exits with it */
+	VPERF_HC_UCALL		= 2,	/* RBX = vperf_ucall GPA: test reports */
+	VPERF_HC_PAGE_REGISTER	= 3,	/* RBX = GPA of this vCPU's page, 0: off */
+	VPERF_HC_COUNTERS_SET	= 4,	/* RBX = GPA of vperf_event_desc[RCX] */
+	VPERF_HC_SNAPSHOT	= 5,	/* refresh this vCPU's page now */
+	VPERF_HC_OVERFLOW_SET	= 6,	/* RBX = counter, RCX = period, 0: off */
+	VPERF_HC_OVERFLOW_ACK	= 7,	/* RBX = bits of overflow_status to clear */
+	VPERF_HC_TRACE_REGISTER	= 8,	/* RBX = GPA, RCX = bytes: trace ring */
+	VPERF_HC_TRACE_FLUSH	= 9,	/* drain this vCPU's trace ring now */
+	VPERF_HC_NR_OPS
+};
+
+/* Error results (returned negated in RAX). */
+enum vperf_err {
+	VPERF_EINVAL	= 1,	/* bad argument */
+	VPERF_ENOSYS	= 2,	/* unknown operation */
+	VPERF_EFAULT	= 3,	/* GPA range outside guest memory */
+	VPERF_EPERM	= 4,	/* event not allowed by the host's allowlist */
+	VPERF_ENOENT	= 5,	/* unknown event name */
+	VPERF_ENODEV	= 6,	/* event not countable on this host (no PMU) */
+	VPERF_EBUSY	= 7,	/* resource in use (e.g. page overlaps another) */
+	VPERF_ENOSPC	= 8,	/* too many counters, ring too large */
+	VPERF_ESTATE	= 9,	/* operation out of order (no page registered) */
+};
+
+/* ---- per-vCPU shared page (guest memory, written by the host) ---- */
+
+#define VPERF_MAX_COUNTERS	16
+#define VPERF_PAGE_SIZE		4096u
+
+struct vperf_counter_value {
+	__u64 value;		/* count, since COUNTERS_SET */
+	__u64 enabled;		/* ns enabled */
+	__u64 running;		/* ns on a counter */
+};
+
+/*
+ * The host writes `seq` odd, updates, then writes it even (release
+ * order); a reader retries while seq is odd or changed.  The host updates
+ * the page on VPERF_HC_SNAPSHOT and VPERF_HC_COUNTERS_SET, and before it
+ * raises an overflow interrupt: never behind the guest's back otherwise,
+ * so a page read costs the guest no exit and the host no work per exit.
+ */
+struct vperf_vcpu_page {
+	__u32 size;			/* sizeof(struct vperf_vcpu_page) */
+	__u32 version;			/* VPERF_ABI_VERSION */
+	__u32 seq;
+	__u32 nr_counters;
+	__u64 overflow_status;		/* bit n: counter n overflowed */
+	__u64 host_time_ns;		/* CLOCK_MONOTONIC of the last update */
+	struct vperf_counter_value counters[VPERF_MAX_COUNTERS];
+	__u64 reserved[8];
+};
+
+/* ---- counter configuration ---- */
+
+enum vperf_source {
+	VPERF_SRC_PERF		= 1,	/* host perf_event on the vCPU thread */
+	VPERF_SRC_KVM_STAT	= 2,	/* a KVM binary statistic of the vCPU */
+	VPERF_SRC_EXITS		= 3,	/* the VMM's exits of this vCPU */
+	VPERF_SRC_STEAL		= 4,	/* vCPU thread run delay (schedstat) */
+};
+
+#define VPERF_EVENT_NAME_LEN	64
+
+/* One virtual counter, as the guest asks for it (guest memory, read once). */
+struct vperf_event_desc {
+	__u32 source;			/* enum vperf_source */
+	__u32 flags;			/* must be 0 in v1 */
+	__u64 arg;			/* VPERF_SRC_EXITS: exit reason, ~0: all */
+	char name[VPERF_EVENT_NAME_LEN];	/* NUL-terminated: libpfm4 event
+						 * name (PERF) or stat name */
+};
+
+/* ---- guest-to-host test reports (like the KVM selftests' ucall) ---- */
+
+enum vperf_ucall_cmd {
+	VPERF_UCALL_PRINT	= 1,	/* print msg on the VMM's stderr */
+	VPERF_UCALL_ASSERT	= 2,	/* a guest assertion failed: msg, args */
+	VPERF_UCALL_VALUES	= 3,	/* report args[] for the host to check */
+};
+
+struct vperf_ucall {
+	__u32 cmd;			/* enum vperf_ucall_cmd */
+	__u32 nr_args;			/* <= 8 */
+	__u64 args[8];
+	char msg[128];			/* NUL-terminated */
+};
+
+/* ---- trace ring (defined in v1, used by a later version) ---- */
+
+struct vperf_trace_ring {
+	__u32 size;			/* sizeof(struct vperf_trace_ring) */
+	__u32 version;
+	__u64 data_size;		/* bytes of data after this header, 2^n */
+	__u64 head;			/* written by the guest */
+	__u64 tail;			/* written by the host */
+	__u64 lost;			/* records the guest could not write */
+	__u64 reserved[3];
+};
+
+/* ---- layout checks: changing any of these is a new ABI version ---- */
+
+#define VPERF_ABI_CHECK(type, size_)						\
+	_Static_assert(sizeof(type) == (size_), #type " layout changed")
+
+VPERF_ABI_CHECK(struct vperf_counter_value, 24);
+VPERF_ABI_CHECK(struct vperf_vcpu_page, 32 + 24 * VPERF_MAX_COUNTERS + 64);
+_Static_assert(sizeof(struct vperf_vcpu_page) <= VPERF_PAGE_SIZE, "page too big");
+_Static_assert(__builtin_offsetof(struct vperf_vcpu_page, seq) == 8, "seq offset");
+_Static_assert(__builtin_offsetof(struct vperf_vcpu_page, overflow_status) == 16,
+	       "overflow_status offset");
+_Static_assert(__builtin_offsetof(struct vperf_vcpu_page, counters) == 32,
+	       "counters offset");
+VPERF_ABI_CHECK(struct vperf_event_desc, 16 + VPERF_EVENT_NAME_LEN);
+VPERF_ABI_CHECK(struct vperf_ucall, 8 + 64 + 128);
+VPERF_ABI_CHECK(struct vperf_trace_ring, 64);
+
+#endif /* VPERF_ABI_H */

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/* vperf-vmm's side of libvperf-hv (see pvdev.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+
+#include <vperf/hv.h>
+
+#include "log.h"
+#include "pvdev.h"
+#include "vm.h"
+
+static void *pv_gpa_to_hva(void *vmm, uint64_t gpa, uint64_t len)
+{
+	return vm__gpa_to_hva(vmm, gpa, len);
+}
+
+/* An edge on an ISA interrupt line. */
+static int pv_irq_raise(void *vmm, uint32_t gsi)
+{
+	int err = vm__irq_line(vmm, gsi, 1);
+
+	return err ? err : vm__irq_line(vmm, gsi, 0);
+}
+
+/* Called from vCPU `vcpu`'s own thread, the only writer of its counters. */
+static uint64_t pv_exit_count(void *vmm, int vcpu, uint32_t reason)
+{
+	const struct vcpu_stats *st = &((struct vm *)vmm)->vcpus[vcpu].stats;
+	uint64_t n = 0;
+
+	if (reason != UINT32_MAX)
+		return reason < STATS_EXIT_REASONS ? st->exits[reason] : 0;
+	for (unsigned int r = 0; r < STATS_EXIT_REASONS; r++)
+		n += st->exits[r];
+	return n + st->exits_other;
+}
+
+static int pv_stats_fd(void *vmm, int vcpu)
+{
+	struct vcpu *v = &((struct vm *)vmm)->vcpus[vcpu];
+
+	if (v->stats_fd < 0)
+		v->stats_fd = ioctl(v->fd, KVM_GET_STATS_FD, NULL);
+	return v->stats_fd;
+}
+
+static void pv_guest_exit(void *vmm, int vcpu, uint32_t status)
+{
+	pr_debug("vcpu%d: guest exit with status %" PRIu32, vcpu, status);
+	vm__request_stop(vmm, VM_STOP_GUEST_EXIT, (int)status);
+}
+
+/* "guest: ..." on stderr in one write, printable ASCII only (it goes to a terminal). */
+static void guest_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void guest_line(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	for (int i = 0; i < n; i++)
+		if (buf[i] < 0x20 || buf[i] > 0x7e)
+			buf[i] = '?';
+	buf[n++] = '\n';
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+		return;
+}
+
+/* libvperf-hv validated uc (cmd, nr_args <= 8, msg terminated). */
+static void pv_report(void *vmm, int vcpu, const struct vperf_ucall *uc)
+{
+	char args[8 * 20 + 1];
+	size_t off = 0;
+
+	args[0] = '\0';
+	for (uint32_t i = 0; i < uc->nr_args && off < sizeof(args); i++) {
+		int n = snprintf(args + off, sizeof(args) - off, " 0x%" PRIx64, (uint64_t)uc->args[i]);
+
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	switch (uc->cmd) {
+	case VPERF_UCALL_PRINT:
+		guest_line("guest: %s", uc->msg);
+		break;
+	case VPERF_UCALL_VALUES:
+		guest_line("guest: values: %s:%s", uc->msg, args);
+		break;
+	case VPERF_UCALL_ASSERT:
+		guest_line("guest: assertion failed on vcpu%d: %s%s%s", vcpu, uc->msg,
+			   uc->nr_args ? ":" : "", args);
+		vm__request_stop(vmm, VM_STOP_CRASH, VM_EXIT_CRASH);
+		break;
+	}
+}
+
+static const struct vperf_hv_ops pv_ops = {
+	.gpa_to_hva = pv_gpa_to_hva,
+	.irq_raise = pv_irq_raise,
+	.exit_count = pv_exit_count,
+	.stats_fd = pv_stats_fd,
+	.guest_exit = pv_guest_exit,
+	.report = pv_report,
+};
+
+int vmm_pv_init(struct vm *vm)
+{
+	struct vperf_hv_config cfg = {
+		.size = sizeof(cfg),
+		.nr_vcpus = (int)vm->cfg.nr_vcpus,
+		.gsi = VPERF_DEFAULT_GSI,
+		.doorbell_gpa = VM_DOORBELL_ADDR,
+	};
+	int err = vperf_hv__new(&cfg, &pv_ops, vm, &vm->pv);
+
+	if (err)
+		pr_err("creating the vperf device: %s", strerror(-err));
+	return err;
+}
+
+void vmm_pv_exit(struct vm *vm)
+{
+	vperf_hv__delete(vm->pv);
+	vm->pv = NULL;
+}
+
+int64_t vmm_pv_hypercall(struct vcpu *vcpu, uint32_t op, const uint64_t args[4])
+{
+	return vperf_hv__hypercall(vcpu->vm->pv, (int)vcpu->id, op, args);
+}
+
+bool vmm_pv_doorbell(struct vcpu *vcpu, uint64_t gpa, uint32_t len, bool is_write, uint8_t *data)
+{
+	uint64_t v;
+
+	if (!vcpu->vm->pv || gpa < VM_DOORBELL_ADDR || gpa - VM_DOORBELL_ADDR >= VPERF_DOORBELL_SIZE)
+		return false;
+	/* a write counts as a load that returns nothing: the guest gets no effect */
+	vperf_hv__doorbell_read(vcpu->vm->pv, (int)vcpu->id, is_write ? ~0ull : gpa - VM_DOORBELL_ADDR,
+				len, &v);
+	if (!is_write)
+		memcpy(data, &v, MIN(len, (uint32_t)sizeof(v)));
+	return true;
+}
+
+uint32_t vmm_pv_features(struct vm *vm)
+{
+	return vm->pv ? vperf_hv__features(vm->pv) : 0;
+}
+
+void vmm_pv_vcpu_enter(struct vcpu *vcpu)
+{
+	int err = vperf_hv__vcpu_enter(vcpu->vm->pv, (int)vcpu->id);
+
+	if (err)
+		pr_err("vcpu%u: the vperf device cannot use this thread: %s", vcpu->id, strerror(-err));
+}
+
+void vmm_pv_vcpu_exit(struct vcpu *vcpu)
+{
+	vperf_hv__vcpu_exit(vcpu->vm->pv, (int)vcpu->id);
+}

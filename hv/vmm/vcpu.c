@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vCPUs: creation (CPUID, local APIC LINT1 = NMI, sync regs), one thread per vCPU running the
+ * KVM_RUN loop, exit handling and accounting, and the kick that makes a thread leave KVM_RUN when
+ * the VM stops.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpuid.h"
+#include "log.h"
+#include "pvdev.h"
+#include "vm.h"
+
+#define APIC_LVT1		0x360
+#define APIC_DM_NMI		0x400
+#define MMIO_REPORTS_MAX	16
+
+static void kick_handler(int sig)
+{
+	(void)sig;	/* only there to interrupt KVM_RUN (EINTR) */
+}
+
+int vcpu__setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = kick_handler, .sa_flags = 0 };	/* no SA_RESTART */
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(VCPU_KICK_SIGNAL, &sa, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * LINT1 delivers NMIs, as PC firmware sets it (the MADT says so too); LINT0 stays masked: no 8259
+ * in use.
+ */
+static int setup_lapic(struct vcpu *vcpu)
+{
+	struct kvm_lapic_state lapic;
+	uint32_t v;
+
+	if (ioctl(vcpu->fd, KVM_GET_LAPIC, &lapic) < 0)
+		return -errno;
+	memcpy(&v, &lapic.regs[APIC_LVT1], sizeof(v));
+	v = (v & ~0x1c700u) | APIC_DM_NMI;	/* clear mask, trigger, delivery mode */
+	memcpy(&lapic.regs[APIC_LVT1], &v, sizeof(v));
+	if (ioctl(vcpu->fd, KVM_SET_LAPIC, &lapic) < 0)
+		return -errno;
+	return 0;
+}
+
+int vcpu__init(struct vm *vm, unsigned int id)
+{
+	struct vcpu *vcpu = &vm->vcpus[id];
+	int err;
+
+	memset(vcpu, 0, sizeof(*vcpu));
+	vcpu->vm = vm;
+	vcpu->id = id;
+	vcpu->stats_fd = -1;
+	vcpu->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)id);
+	if (vcpu->fd < 0) {
+		err = -errno;
+		pr_err("KVM_CREATE_VCPU %u: %s", id, strerror(-err));
+		return err;
+	}
+	vcpu->run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu->fd, 0);
+	if (vcpu->run == MAP_FAILED) {
+		err = -errno;
+		vcpu->run = NULL;
+		pr_err("vcpu%u: mmap of kvm_run: %s", id, strerror(-err));
+		goto err_fd;
+	}
+	err = cpuid__setup_vcpu(vm, vcpu);
+	if (err)
+		goto err_run;
+	err = setup_lapic(vcpu);
+	if (err) {
+		pr_err("vcpu%u: local APIC setup: %s", id, strerror(-err));
+		goto err_run;
+	}
+	/*
+	 * KVM copies the GPRs into kvm_run at every exit: the vperf port reads arguments without an
+	 * ioctl.
+	 */
+	vcpu->run->kvm_valid_regs = KVM_SYNC_X86_REGS;
+	return 0;
+
+err_run:
+	munmap(vcpu->run, vm->run_size);
+	vcpu->run = NULL;
+err_fd:
+	close(vcpu->fd);
+	vcpu->fd = -1;
+	return err;
+}
+
+void vcpu__exit(struct vcpu *vcpu)
+{
+	if (vcpu->run)
+		munmap(vcpu->run, vcpu->vm->run_size);
+	if (vcpu->fd >= 0)
+		close(vcpu->fd);
+	if (vcpu->stats_fd >= 0)
+		close(vcpu->stats_fd);
+	vcpu->run = NULL;
+	vcpu->fd = -1;
+	vcpu->stats_fd = -1;
+}
+
+static void dump_regs(struct vcpu *vcpu)
+{
+	struct kvm_regs r;
+	struct kvm_sregs s;
+
+	if (ioctl(vcpu->fd, KVM_GET_REGS, &r) < 0 || ioctl(vcpu->fd, KVM_GET_SREGS, &s) < 0)
+		return;
+	pr_err("vcpu%u: rip 0x%llx rsp 0x%llx rflags 0x%llx cr0 0x%llx cr3 0x%llx cr4 0x%llx efer "
+	       "0x%llx cs 0x%x",
+	       vcpu->id, r.rip, r.rsp, r.rflags, s.cr0, s.cr3, s.cr4, s.efer, s.cs.selector);
+}
+
+/* KVM cannot enter or run the guest at all: say why that is likely and what to do. */
+static void cannot_run(struct vcpu *vcpu, const char *what)
+{
+	bool pvm = access("/sys/module/kvm_pvm", F_OK) == 0;
+
+	pr_err("vcpu%u: %s before the guest executed anything: this /dev/kvm cannot run a normal "
+	       "x86-64 guest%s; run vperf-vmm inside the nested test stack instead: "
+	       "tests/vm/run-nested.sh (tests/vm/README.md)",
+	       vcpu->id, what,
+	       pvm ? " (the host's KVM is the kvm_pvm software backend, without VT-x/AMD-V)" : "");
+	vm__request_stop(vcpu->vm, VM_STOP_ERROR, VM_EXIT_VMM_ERROR);
+}
+
+static void report_port(struct vcpu *vcpu, uint16_t port, bool is_write, unsigned int size)
+{
+	struct vm *vm = vcpu->vm;
+	uint64_t bit = 1ULL << (port % 64);
+
+	if (atomic_fetch_or(&vm->port_reported[port / 64], bit) & bit)
+		return;
+	pr_debug("vcpu%u: no device at port 0x%04x (%s, %u bytes): reads return all-ones, writes "
+		 "are ignored (reported once)",
+		 vcpu->id, port, is_write ? "out" : "in", size);
+}
+
+static int handle_io(struct vcpu *vcpu)
+{
+	struct kvm_run *run = vcpu->run;
+	size_t run_size = vcpu->vm->run_size;
+	bool is_write = run->io.direction == KVM_EXIT_IO_OUT;
+	uint32_t size = run->io.size, count = run->io.count, i;
+	uint64_t off = run->io.data_offset;
+	uint8_t *data;
+
+	/* KVM fills these; check them anyway before touching memory through them. */
+	if ((size != 1 && size != 2 && size != 4) || count == 0 || off > run_size ||
+	    (uint64_t)size * count > run_size - off) {
+		pr_err("vcpu%u: malformed I/O exit (port 0x%x size %u count %u offset %" PRIu64 ")",
+		       vcpu->id, run->io.port, size, count, off);
+		return -EINVAL;
+	}
+	data = (uint8_t *)run + off;
+	stats__count_port(&vcpu->stats, run->io.port, is_write, count);
+	for (i = 0; i < count; i++) {
+		if (!ioport_bus__access(&vcpu->vm->iobus, vcpu, run->io.port, is_write,
+					data + i * size, size)) {
+			vcpu->stats.io_unhandled++;
+			report_port(vcpu, run->io.port, is_write, size);
+		}
+	}
+	return 0;
+}
+
+static void handle_mmio(struct vcpu *vcpu)
+{
+	struct kvm_run *run = vcpu->run;
+	uint32_t len = MIN(run->mmio.len, (uint32_t)sizeof(run->mmio.data));
+	struct vm *vm = vcpu->vm;
+
+	/* The one MMIO device in user space: the vperf doorbell. RAM and the APICs never exit here. */
+	if (vmm_pv_doorbell(vcpu, run->mmio.phys_addr, len, run->mmio.is_write, run->mmio.data)) {
+		vcpu->stats.pv_doorbell++;
+		return;
+	}
+	if (run->mmio.is_write) {
+		vcpu->stats.mmio_unhandled_write++;
+	} else {
+		memset(run->mmio.data, 0xff, len);
+		vcpu->stats.mmio_unhandled_read++;
+	}
+	if (atomic_fetch_add(&vm->mmio_reports, 1) < MMIO_REPORTS_MAX)
+		pr_debug("vcpu%u: no device at MMIO 0x%llx (%s, %u bytes): reads return all-ones, "
+			 "writes are ignored",
+			 vcpu->id, run->mmio.phys_addr, run->mmio.is_write ? "write" : "read", len);
+}
+
+/* The first exit that shows the guest executing: note when (boot time analysis, --debug). */
+static void mark_guest_ran(struct vcpu *vcpu)
+{
+	const struct kvm_run *run = vcpu->run;
+	struct vm *vm = vcpu->vm;
+	const char *name = stats__exit_name(run->exit_reason);
+	struct timespec now;
+
+	if (atomic_load(&vm->guest_ran) || atomic_exchange(&vm->guest_ran, true))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pr_debug("vcpu%u: first exit to user space (%s, port 0x%x) %.3f s after start", vcpu->id,
+		 name ? name : "?", run->exit_reason == KVM_EXIT_IO ? run->io.port : 0,
+		 (double)(now.tv_sec - vm->start_time.tv_sec) +
+			 (double)(now.tv_nsec - vm->start_time.tv_nsec) / 1e9);
+}
+
+/* Returns 0 to keep running, < 0 when this vCPU stops (the stop reason is set). */
+static int handle_exit(struct vcpu *vcpu)
+{
+	struct kvm_run *run = vcpu->run;
+	struct vm *vm = vcpu->vm;
+	bool ran = atomic_load(&vm->guest_ran);
+
+	switch (run->exit_reason) {
+	case KVM_EXIT_IO:
+		mark_guest_ran(vcpu);
+		if (handle_io(vcpu) < 0) {
+			vm__request_stop(vm, VM_STOP_ERROR, VM_EXIT_VMM_ERROR);
+			return -EINVAL;
+		}
+		return 0;
+	case KVM_EXIT_MMIO:
+		mark_guest_ran(vcpu);
+		handle_mmio(vcpu);
+		return 0;
+	case KVM_EXIT_INTR:
+	case KVM_EXIT_IRQ_WINDOW_OPEN:
+		return 0;
+	case KVM_EXIT_SHUTDOWN:
+		pr_err("vcpu%u: triple fault (KVM_EXIT_SHUTDOWN): the guest crashed", vcpu->id);
+		dump_regs(vcpu);
+		vm__request_stop(vm, VM_STOP_CRASH, VM_EXIT_CRASH);
+		return -EFAULT;
+	case KVM_EXIT_HLT:
+		/*
+		 * With the in-kernel local APIC, KVM handles HLT itself; an exit means something is
+		 * badly off.
+		 */
+		pr_err("vcpu%u: unexpected KVM_EXIT_HLT", vcpu->id);
+		vm__request_stop(vm, VM_STOP_CRASH, VM_EXIT_CRASH);
+		return -EFAULT;
+	case KVM_EXIT_FAIL_ENTRY: {
+		char what[96];
+
+		snprintf(what, sizeof(what),
+			 "KVM_EXIT_FAIL_ENTRY (hardware entry failure reason 0x%llx)",
+			 (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
+		if (!ran) {
+			cannot_run(vcpu, what);
+		} else {
+			pr_err("vcpu%u: %s", vcpu->id, what);
+			vm__request_stop(vm, VM_STOP_CRASH, VM_EXIT_CRASH);
+		}
+		return -EFAULT;
+	}
+	case KVM_EXIT_INTERNAL_ERROR: {
+		char what[160];
+		int n = snprintf(what, sizeof(what), "KVM_EXIT_INTERNAL_ERROR (suberror %u",
+				 run->internal.suberror);
+		uint32_t i;
+
+		for (i = 0; i < MIN(run->internal.ndata, 4u) && n > 0 && (size_t)n < sizeof(what);
+		     i++)
+			n += snprintf(what + n, sizeof(what) - (size_t)n, " 0x%llx",
+				      (unsigned long long)run->internal.data[i]);
+		if (n > 0 && (size_t)n < sizeof(what))
+			snprintf(what + n, sizeof(what) - (size_t)n, ")");
+		if (!ran) {
+			cannot_run(vcpu, what);
+		} else {
+			pr_err("vcpu%u: %s: KVM could not emulate what the guest did", vcpu->id,
+			       what);
+			dump_regs(vcpu);
+			vm__request_stop(vm, VM_STOP_CRASH, VM_EXIT_CRASH);
+		}
+		return -EFAULT;
+	}
+	case KVM_EXIT_SYSTEM_EVENT:
+		mark_guest_ran(vcpu);
+		switch (run->system_event.type) {
+		case KVM_SYSTEM_EVENT_SHUTDOWN:
+			vm__request_stop(vm, VM_STOP_POWEROFF, 0);
+			break;
+		case KVM_SYSTEM_EVENT_RESET:
+			vm__request_stop(vm, VM_STOP_REBOOT, 0);
+			break;
+		default:
+			pr_err("vcpu%u: system event %u (crash)", vcpu->id, run->system_event.type);
+			vm__request_stop(vm, VM_STOP_CRASH, VM_EXIT_CRASH);
+			break;
+		}
+		return -EINTR;
+	default: {
+		const char *name = stats__exit_name(run->exit_reason);
+
+		pr_err("vcpu%u: unhandled KVM exit reason %u (%s)", vcpu->id, run->exit_reason,
+		       name ? name : "unknown");
+		dump_regs(vcpu);
+		vm__request_stop(vm, VM_STOP_CRASH, VM_EXIT_CRASH);
+		return -EFAULT;
+	}
+	}
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *vcpu = arg;
+	struct vm *vm = vcpu->vm;
+	char name[16];
+	sigset_t set;
+
+	/*
+	 * Everything else stays blocked (main's mask); the kick must get through to interrupt
+	 * KVM_RUN.
+	 */
+	sigemptyset(&set);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	snprintf(name, sizeof(name), "vcpu%u", vcpu->id);
+	pthread_setname_np(pthread_self(), name);
+	/* Host counters attach to this thread; their overflow signal interrupts KVM_RUN. */
+	vmm_pv_vcpu_enter(vcpu);
+
+	while (!vm__stopping(vm)) {
+		vcpu->stats.runs++;
+		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
+			int err = errno;
+
+			if (err == EINTR || err == EAGAIN) {
+				vcpu->stats.run_eintr++;
+				vmm_pv_vcpu_exit(vcpu);	/* an overflow may have signalled */
+				continue;
+			}
+			if (!atomic_load(&vm->guest_ran)) {
+				char what[96];
+
+				snprintf(what, sizeof(what), "KVM_RUN failed (%s)", strerror(err));
+				cannot_run(vcpu, what);
+			} else {
+				pr_err("vcpu%u: KVM_RUN: %s", vcpu->id, strerror(err));
+				vm__request_stop(vm, VM_STOP_ERROR, VM_EXIT_VMM_ERROR);
+			}
+			break;
+		}
+		stats__count_exit(&vcpu->stats, vcpu->run->exit_reason);
+		if (handle_exit(vcpu) < 0)
+			break;
+		vmm_pv_vcpu_exit(vcpu);
+	}
+	return NULL;
+}
+
+int vcpu__start(struct vcpu *vcpu)
+{
+	int err = pthread_create(&vcpu->thread, NULL, vcpu_thread, vcpu);
+
+	if (err) {
+		pr_err("vcpu%u: thread: %s", vcpu->id, strerror(err));
+		return -err;
+	}
+	vcpu->thread_started = true;
+	return 0;
+}
+
+void vcpu__kick(struct vcpu *vcpu)
+{
+	if (!vcpu->thread_started)
+		return;
+	/*
+	 * immediate_exit covers the window before KVM_RUN; the signal interrupts a running KVM_RUN.
+	 */
+	__atomic_store_n(&vcpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	pthread_kill(vcpu->thread, VCPU_KICK_SIGNAL);
+}
+
+void vcpu__join(struct vcpu *vcpu)
+{
+	if (!vcpu->thread_started)
+		return;
+	pthread_join(vcpu->thread, NULL);
+	vcpu->thread_started = false;
+}

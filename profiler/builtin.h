@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The vperf commands.  Each builtin parses its options, calls the
+ * libraries and returns an exit status; only main() exits.
+ */
+#ifndef VPERF_CLI_BUILTIN_H
+#define VPERF_CLI_BUILTIN_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef int (*builtin_fn)(int argc, char **argv);
+
+struct cmd_struct {
+	const char *name;
+	builtin_fn fn;
+	const char *help;	/* one line for `vperf help` */
+};
+
+int cmd_list(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_vm(int argc, char **argv);
+
+/* The dispatch table of vperf.c, for `vperf help`. */
+const struct cmd_struct *builtin_commands(size_t *nr);
+const struct cmd_struct *builtin_find(const char *name);
+/* The command closest to name (for "did you mean"), or NULL. */
+const struct cmd_struct *builtin_closest(const char *name);
+
+/* Print `vperf help` (the list of commands) to out. */
+void builtin_print_overview(FILE *out);
+
+#endif /* VPERF_CLI_BUILTIN_H */

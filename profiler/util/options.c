@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+/* getopt_long() returns this plus the option's index for long options. */
+#define CLI_LONG_BASE	0x10000
+
+int cli_parser__init(struct cli_parser *p, const struct cli_usage *u,
+		     int argc, char **argv)
+{
+	struct option *lo;
+	size_t n = 0, nl = 0;
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	p->usage = u;
+	p->argc = argc;
+	p->argv = argv;
+
+	lo = calloc((size_t)u->nr_opts + 1, sizeof(*lo));
+	if (!lo)
+		return -ENOMEM;
+	/* "+": stop at the first operand; ":": report a missing argument. */
+	if (!u->permute)
+		p->optstring[n++] = '+';
+	p->optstring[n++] = ':';
+	for (i = 0; i < u->nr_opts; i++) {
+		const struct cli_option *o = &u->opts[i];
+
+		if (o->short_name && n + 3 < sizeof(p->optstring)) {
+			p->optstring[n++] = (char)o->short_name;
+			if (o->arg)
+				p->optstring[n++] = ':';
+		}
+		if (!o->long_name)
+			continue;
+		lo[nl].name = o->long_name;
+		lo[nl].has_arg = o->arg ? required_argument : no_argument;
+		lo[nl].flag = NULL;
+		lo[nl].val = CLI_LONG_BASE + i;	/* never a char */
+		nl++;
+	}
+	p->optstring[n] = '\0';
+	p->longopts = lo;
+	return 0;
+}
+
+void cli_parser__exit(struct cli_parser *p)
+{
+	free(p->longopts);
+	p->longopts = NULL;
+}
+
+static const struct cli_option *find_short(const struct cli_usage *u, int c)
+{
+	for (int i = 0; i < u->nr_opts; i++)
+		if (u->opts[i].short_name == c)
+			return &u->opts[i];
+	return NULL;
+}
+
+int cli_getopt(struct cli_parser *p)
+{
+	const struct cli_usage *u = p->usage;
+	const struct cli_option *o;
+	int c, longidx = -1;
+
+	/* optind = 0 makes glibc start over, as for a fresh argv. */
+	if (p->optind == 0)
+		optind = 0;
+	else
+		optind = p->optind;
+	opterr = 0;
+	c = getopt_long(p->argc, p->argv, p->optstring, p->longopts, &longidx);
+	p->optind = optind;
+	p->optarg = optarg;
+
+	if (c == -1)
+		return CLI_OPT_END;
+	if (c >= CLI_LONG_BASE)
+		return u->opts[c - CLI_LONG_BASE].id;
+	if (c == '?') {
+		if (optopt > 0 && optopt < CLI_LONG_BASE)
+			cli_usage_error(u, "unknown option '-%c'", optopt);
+		else
+			cli_usage_error(u, "unknown option '%s'",
+					p->argv[p->optind - 1]);
+		return CLI_OPT_ERROR;
+	}
+	if (c == ':') {
+		const char *arg = "a value";
+
+		if (optopt > 0 && optopt < CLI_LONG_BASE) {
+			o = find_short(u, optopt);
+			if (o && o->arg)
+				arg = o->arg;
+			cli_usage_error(u, "option '-%c' needs an argument (%s)",
+					optopt, arg);
+		} else {
+			if (optopt >= CLI_LONG_BASE)
+				arg = u->opts[optopt - CLI_LONG_BASE].arg;
+			cli_usage_error(u, "option '%s' needs an argument (%s)",
+					p->argv[p->optind - 1], arg);
+		}
+		return CLI_OPT_ERROR;
+	}
+	o = find_short(u, c);
+	if (!o) {
+		cli_usage_error(u, "unknown option '-%c'", c);
+		return CLI_OPT_ERROR;
+	}
+	return o->id;
+}
+
+void cli_usage__print(const struct cli_usage *u, FILE *out)
+{
+	const char *const *s;
+
+	fprintf(out, "\n");
+	for (s = u->synopsis; s && *s; s++)
+		fprintf(out, " %s %s\n", s == u->synopsis ? "usage:" : "   or:",
+			*s);
+	if (u->summary)
+		fprintf(out, "\n %s\n", u->summary);
+	fprintf(out, "\n");
+	for (int i = 0; i < u->nr_opts; i++) {
+		const struct cli_option *o = &u->opts[i];
+		char left[80];
+		int n = 0;
+
+		if (o->short_name)
+			n += snprintf(left + n, sizeof(left) - (size_t)n,
+				      "-%c%s", o->short_name,
+				      o->long_name ? ", " : "");
+		else
+			n += snprintf(left + n, sizeof(left) - (size_t)n,
+				      "    ");
+		if (o->long_name)
+			n += snprintf(left + n, sizeof(left) - (size_t)n,
+				      "--%s", o->long_name);
+		if (o->arg)
+			snprintf(left + n, sizeof(left) - (size_t)n, " <%s>",
+				 o->arg);
+		if (strlen(left) > 24)
+			fprintf(out, "    %s\n    %-24s %s\n", left, "", o->help);
+		else
+			fprintf(out, "    %-24s %s\n", left, o->help);
+	}
+	fprintf(out, "\n");
+}
+
+static void vmsg(const char *cmd, const char *prefix, const char *fmt,
+		 va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "vperf%s%s: %s", cmd ? " " : "", cmd ? cmd : "",
+		prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int cli_usage_error(const struct cli_usage *u, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(u->cmd, "", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "  (see 'vperf %s --help')\n", u->cmd);
+	return VPERF_EXIT_USAGE;
+}
+
+int cli_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(cmd, "", fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+void cli_warn(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(cmd, "warning: ", fmt, ap);
+	va_end(ap);
+}
+
+int cli_parse_long(const char *s, long min, long max, long *out)
+{
+	const char *p = s;
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (*p == '+' || (*p == '-' && min < 0))
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}

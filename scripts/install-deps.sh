@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian packages vperf needs to build, test and benchmark.
+# Idempotent and non-interactive: safe to run on every CI run and by hand.
+set -euo pipefail
+
+PKGS=(
+	build-essential cmake pkg-config
+	libpfm4-dev            # event names and encodings
+	libunwind-dev          # callchains for sampling callbacks
+	libcmocka-dev          # unit tests
+	libpapi-dev papi-tools # baseline in bench/read-latency
+	python3                # integration tests parse -x / -j output
+	clang libclang-rt-14-dev # the hypercall fuzzer (libFuzzer, ASan, UBSan)
+	acpica-tools           # iasl checks vperf-vmm's ACPI tables
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO="sudo"
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "install-deps: all ${#PKGS[@]} packages present"
+else
+	echo "install-deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# What real guests need: QEMU for the nested stack, busybox, the guest kernel's tools.
+bash "$(dirname "$0")/../tests/vm/deps.sh"

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# guest-stat-test.sh VPERF: the vperf CLI inside a vperf guest, through `VPERF vm run` (one guest boot): the pv
+# backend is chosen by itself and counts per guest thread. Cases (each prints "guest-stat: PASS|FAIL <case> ..."):
+#   list        `vperf list vperf::` in the guest lists vcpu-clock, steal and exits as usable
+#   per-thread  `vperf stat -x, --per-thread -e vperf::vcpu-clock,vperf::steal,vperf::exits -- vperf-demo
+#               200` (threads burning 600, 400, 200 ms of their own CPU time): a row per thread; each worker's
+#               vcpu-clock within 5% of the whole CPU time it reports for itself (the module's own tests hold a
+#               thread to 3%; here the vperf CLI, the library and the demo's short life add their share)
+#   mixed       `-e task-clock,vperf::vcpu-clock` in one set: both counted, vcpu-clock within 5% of task-clock
+#   exit-status the command's exit status comes back through vperf stat and the guest (exit 3 -> 3)
+# Exit status: 0 all passed, 1 a case failed, or vm run's status (123/124/125/126) when the guest did not run.
+set -uo pipefail
+VPERF=${1:?usage: guest-stat-test.sh VPERF}
+LOG=$(mktemp)
+trap 'rm -f "$LOG"' EXIT
+
+# shellcheck disable=SC2016 # expands in the guest
+GUEST_CMD='
+echo "GS-BEGIN list"; vperf list vperf::; echo "GS-END list $?"
+echo "GS-BEGIN per-thread"; vperf stat -x, --per-thread -e vperf::vcpu-clock,vperf::steal,vperf::exits -- vperf-demo 200
+echo "GS-END per-thread $?"
+echo "GS-BEGIN mixed"; vperf stat -x, -e task-clock,vperf::vcpu-clock -- vperf-demo 200; echo "GS-END mixed $?"
+echo "GS-BEGIN exit-status"; vperf stat -e vperf::exits -- sh -c "exit 3"; echo "GS-END exit-status $?"
+exit 0'
+"$VPERF" vm run --timeout 600 -- "$GUEST_CMD" >"$LOG" 2>&1
+st=$?
+cat "$LOG"
+[ "$st" = 0 ] || { echo "guest-stat: the guest run ended with status $st"; exit "$st"; }
+
+tr -d '\r' <"$LOG" >"$LOG.clean" && mv "$LOG.clean" "$LOG"
+section() { sed -n "/^GS-BEGIN $1\$/,/^GS-END $1 /p" "$LOG"; }
+ended() { section "$1" | sed -n "s/^GS-END $1 \([0-9]*\)$/\1/p"; }
+fails=0
+verdict() { # CASE OK DETAIL
+	if [ "$2" = 1 ]; then echo "guest-stat: PASS $1 ($3)"; else echo "guest-stat: FAIL $1 ($3)"; fails=1; fi
+}
+
+# list: the three events, none marked not usable
+l="$(section list)"
+ok=1
+for e in vcpu-clock steal exits; do
+	line="$(echo "$l" | grep -E "vperf::$e( |$)" | head -1)"
+	{ [ -n "$line" ] && ! echo "$line" | grep -qi "not usable"; } || ok=0
+done
+verdict list "$ok" "$(echo "$l" | grep -cE 'vperf::(vcpu-clock|steal|exits)( |$)') events listed, status $(ended list)"
+
+# per-thread: CSV rows "comm-tid,value,unit,event,..."; vcpu-clock in msec
+p="$(section per-thread)"
+ok=1
+detail=""
+for name in 3x 2x 1x; do
+	want="$(echo "$p" | sed -n "s/.*demo-$name \([0-9.]*\)[, ].*/\1/p" | head -1)"
+	got="$(echo "$p" | awk -F, -v n="demo-$name-" 'index($1, n) == 1 && $4 == "vperf::vcpu-clock" { print $2 }' | head -1)"
+	if [ -z "$got" ] || [ -z "$want" ]; then
+		ok=0
+		detail="$detail demo-$name: no row or no CPU time reported;"
+		continue
+	fi
+	err="$(awk -v g="$got" -v w="$want" 'BEGIN { printf "%+.2f", (g - w) / w * 100 }')"
+	awk -v e="$err" 'BEGIN { exit !(e <= 5 && e >= -5) }' || ok=0
+	detail="$detail demo-$name $got ms (its CPU time $want ms, $err%);"
+done
+rows="$(echo "$p" | grep -c ',vperf::exits,')"
+[ "$rows" -ge 4 ] || ok=0
+[ "$(ended per-thread)" = 0 ] || ok=0
+verdict per-thread "$ok" "$rows threads;$detail status $(ended per-thread)"
+
+# mixed: task-clock and vperf::vcpu-clock from one set
+m="$(section mixed)"
+tc="$(echo "$m" | awk -F, '$3 == "task-clock" { print $1 }' | head -1)"
+vc="$(echo "$m" | awk -F, '$3 == "vperf::vcpu-clock" { print $1 }' | head -1)"
+ok=0
+if [ -n "$tc" ] && [ -n "$vc" ]; then
+	awk -v t="$tc" -v v="$vc" 'BEGIN { exit !(t > 0 && (v - t) / t <= 0.05 && (v - t) / t >= -0.05) }' && ok=1
+fi
+[ "$(ended mixed)" = 0 ] || ok=0
+verdict mixed "$ok" "task-clock ${tc:-none} ms, vperf::vcpu-clock ${vc:-none} ms, status $(ended mixed)"
+
+e="$(ended exit-status)"
+verdict exit-status "$([ "$e" = 3 ] && echo 1 || echo 0)" "vperf stat returned $e for 'exit 3'"
+exit "$fails"

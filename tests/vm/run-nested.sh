@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# run-nested.sh [options] [-- COMMAND...]: boot the L1 guest and run COMMAND inside it.
+#
+# Mode: nested. L1 is the Debian kernel from mkimage.sh under QEMU TCG with emulated AMD SVM; its initramfs loads
+# kvm-amd, so COMMAND sees a working /dev/kvm and can run an L2 guest (this host's own /dev/kvm cannot).
+#
+# COMMAND is a shell command line run by L1's busybox sh in /payload (words joined with spaces, like ssh).
+# Without COMMAND, L1 runs /payload/run.sh if the payload has one, else a built-in check that /dev/kvm exists.
+# The console streams to stdout and to a log; the exit status is COMMAND's, or one of the runner's own:
+#   124 timeout (L1 still running after --timeout seconds; QEMU killed)
+#   125 boot failure (QEMU failed, or the kernel never reached /init)
+#   126 no result line (/init started but no "VPERF-RESULT: status=N" line was seen)
+#     2 usage error, missing image or tool
+#
+# Options:
+#   --image DIR     images from mkimage.sh (default: build-vm/image; built on demand if missing)
+#   --payload DIR   copy DIR's contents to /payload in L1 (may be given more than once)
+#   --compress C    payload archive compression: none (default: fastest, TCG gunzips slowly) or gzip
+#   --timeout S     seconds before QEMU is killed (default 600)
+#   --smp N         L1 vCPUs (default 2)
+#   --mem MB        L1 memory (default 2048)
+#   --append ARGS   extra kernel command line for L1
+#   --log FILE      console log (default: <run dir>/console.log; the run dir is printed)
+#   --quiet         do not stream the console (the log is still written; the tail is shown on failure)
+#   --shell         interactive busybox shell in L1 instead of a command (needs a terminal)
+#
+# Only one QEMU runs at a time on this machine: runs queue on build-vm/qemu.lock.
+#
+# Debugging aids (environment): VPERF_QEMU_ACCEL replaces "tcg,thread=multi"; VPERF_QEMU_EXTRA adds QEMU
+# arguments, e.g. "-gdb tcp::1234" (with --append nokaslr, gdb's `info threads` shows where L1's CPUs are).
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
+. "$(dirname "$0")/common.sh"
+
+usage() {
+	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+	exit "${1:-0}"
+}
+
+IMAGE="$VPERF_VM_IMAGE"
+PAYLOADS=()
+TIMEOUT=600
+SMP=2
+MEM=2048
+APPEND=""
+LOG=""
+QUIET=0
+COMPRESS=none
+SHELL_MODE=0
+CMD=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--image) IMAGE=${2:?--image needs a directory}; shift 2 ;;
+	--payload) PAYLOADS+=("${2:?--payload needs a directory}"); shift 2 ;;
+	--timeout) TIMEOUT=${2:?--timeout needs seconds}; shift 2 ;;
+	--smp) SMP=${2:?}; shift 2 ;;
+	--mem) MEM=${2:?}; shift 2 ;;
+	--append) APPEND=${2?}; shift 2 ;;
+	--log) LOG=${2:?}; shift 2 ;;
+	--quiet) QUIET=1; shift ;;
+	--compress) COMPRESS=${2:?}; shift 2 ;;
+	--shell) SHELL_MODE=1; shift ;;
+	-h | --help) usage 0 ;;
+	--) shift; CMD=("$@"); break ;;
+	*) say "unknown argument '$1'"; usage "$VM_EXIT_USAGE" ;;
+	esac
+done
+[[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "$VM_EXIT_USAGE" "--timeout wants whole seconds, got '$TIMEOUT'"
+case "$COMPRESS" in gzip | none) ;; *) die "$VM_EXIT_USAGE" "--compress wants gzip or none, got '$COMPRESS'" ;; esac
+
+need_cmd qemu-system-x86_64 qemu-system-x86
+need_cmd cpio cpio
+need_cmd gzip gzip
+need_cmd flock util-linux
+need_cmd timeout coreutils
+
+# --- image ---------------------------------------------------------------------------------------------------
+if [ ! -s "$IMAGE/vmlinuz" ] || [ ! -s "$IMAGE/initrd-l1.gz" ]; then
+	say "no image in $IMAGE; building it with mkimage.sh"
+	"$VM_DIR/mkimage.sh" "$IMAGE" || die "$VM_EXIT_USAGE" "mkimage.sh failed; see above"
+fi
+KVER="$(cat "$IMAGE/kver" 2>/dev/null || echo unknown)"
+
+# --- mode ----------------------------------------------------------------------------------------------------
+if grep -qwE 'vmx|svm' /proc/cpuinfo; then
+	say "note: this host has vmx/svm; a direct mode (vperf-vmm on the host's KVM) is not implemented yet"
+fi
+say "mode: nested: L1 under QEMU TCG with emulated SVM (kernel $KVER, $SMP vCPUs, $MEM MiB)"
+
+# --- initramfs: base + an appended archive with the payload and the command -----------------------------------
+mkdir -p "$VPERF_VM_BUILD/run"
+# keep the 20 newest run dirs (console logs), drop older ones
+find "$VPERF_VM_BUILD/run" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' | sort -rn | tail -n +20 |
+	cut -d' ' -f2- | while IFS= read -r old; do rm -rf "$old"; done
+RUNDIR="$(mktemp -d "$VPERF_VM_BUILD/run/XXXXXX")"
+ln -sfn "$RUNDIR" "$VPERF_VM_BUILD/run/last"
+[ -n "$LOG" ] || LOG="$RUNDIR/console.log"
+: >"$LOG"
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() { rm -rf "$RUNDIR/extra" "$RUNDIR/initrd" "$RUNDIR/extra.cpio"; }
+trap cleanup EXIT
+
+# maxcpus=1: /init brings the other CPUs online once the kernel text patching of its setup is done (init.sh).
+KARGS="console=ttyS0 quiet panic=-1 maxcpus=1"
+INITRD="$IMAGE/initrd-l1.gz"
+if [ "${#PAYLOADS[@]}" -gt 0 ] || [ "${#CMD[@]}" -gt 0 ]; then
+	mkdir -p "$RUNDIR/extra/payload" "$RUNDIR/extra/vperf"
+	for p in "${PAYLOADS[@]}"; do
+		[ -d "$p" ] || die "$VM_EXIT_USAGE" "--payload $p is not a directory"
+		cp -a "$p/." "$RUNDIR/extra/payload/"
+	done
+	if [ "${#CMD[@]}" -gt 0 ]; then
+		{
+			echo '#!/bin/sh'
+			echo '# written by run-nested.sh'
+			printf '%s\n' "${CMD[*]}"
+		} >"$RUNDIR/extra/vperf/cmd.sh"
+		chmod 0755 "$RUNDIR/extra/vperf/cmd.sh"
+		KARGS="$KARGS vperf.run=/vperf/cmd.sh"
+	fi
+	mkcpio "$RUNDIR/extra" "$RUNDIR/extra.cpio" "$COMPRESS"
+	# The kernel finds an uncompressed cpio after another archive only at a 4-byte aligned offset (zero
+	# padding is skipped): pad the base image to 512 bytes before appending.
+	cp "$IMAGE/initrd-l1.gz" "$RUNDIR/initrd"
+	truncate -s %512 "$RUNDIR/initrd"
+	cat "$RUNDIR/extra.cpio" >>"$RUNDIR/initrd"
+	INITRD="$RUNDIR/initrd"
+fi
+[ "$SHELL_MODE" = 0 ] || KARGS="$KARGS vperf.shell=1"
+[ -z "$APPEND" ] || KARGS="$KARGS $APPEND"
+
+# shellcheck disable=SC2054 # the commas are QEMU option syntax
+QEMU=(qemu-system-x86_64
+	-accel "${VPERF_QEMU_ACCEL:-tcg,thread=multi}" -cpu qemu64,+svm,+npt -smp "$SMP" -m "$MEM"
+	-nographic -no-reboot -nic none
+	-kernel "$IMAGE/vmlinuz" -initrd "$INITRD" -append "$KARGS")
+# shellcheck disable=SC2206 # debugging aid: extra QEMU arguments, split on blanks
+[ -z "${VPERF_QEMU_EXTRA:-}" ] || QEMU+=($VPERF_QEMU_EXTRA)
+
+# --- one QEMU at a time --------------------------------------------------------------------------------------
+exec 9>"$VPERF_VM_BUILD/qemu.lock"
+if ! flock -n 9; then
+	say "another QEMU is running (build-vm/qemu.lock); waiting for it"
+	flock 9
+fi
+
+say "run dir $RUNDIR; console log $LOG"
+say "initrd $(du -h "$INITRD" | cut -f1); kernel command line: $KARGS"
+
+if [ "$SHELL_MODE" = 1 ]; then
+	# Interactive: the terminal talks to L1's console directly; tee (not the line-based stream) keeps prompts.
+	set +e
+	"${QEMU[@]}" | tee "$LOG"
+	QRC=${PIPESTATUS[0]}
+	set -e
+	RESULT=$(tr -d '\r' <"$LOG" | sed -n 's/.*VPERF-RESULT: status=\([0-9][0-9]*\).*/\1/p' | tail -n 1)
+	[ -n "$RESULT" ] || die "$VM_EXIT_NORESULT" "shell mode: no result line (QEMU status $QRC; log $LOG)"
+	say "result: shell exit status $RESULT"
+	exit "$RESULT"
+fi
+
+# --- boot, stream, time ---------------------------------------------------------------------------------------
+TFILE="$RUNDIR/timing"
+: >"$TFILE"
+stream() {
+	local line
+	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line%$'\r'}
+		# SeaBIOS and the kernel send terminal resets (ESC c, ESC [ ... x): drop them, they break parsing
+		# and would reset the caller's terminal.
+		line=${line//$'\e'c/}
+		line=${line//$'\e'[[]*([0-9;?])[a-zA-Z]/}
+		printf '%s\n' "$line" >>"$LOG"
+		[ "$QUIET" = 1 ] || printf '%s\n' "$line"
+		# Markers may follow other output on the same line (BIOS text, a payload's unterminated last line).
+		case "$line" in
+		*VPERF-INIT:*) echo "init $EPOCHREALTIME" >>"$TFILE" ;;
+		*VPERF-PAYLOAD:\ start*) echo "start $EPOCHREALTIME" >>"$TFILE" ;;
+		*VPERF-PAYLOAD:\ end*) echo "end $EPOCHREALTIME" >>"$TFILE" ;;
+		*VPERF-RESULT:*) echo "result $EPOCHREALTIME" >>"$TFILE" ;;
+		esac
+	done
+}
+
+shopt -s extglob
+T0=$EPOCHREALTIME
+set +e
+timeout -k 10 "$TIMEOUT" "${QEMU[@]}" </dev/null 2>&1 | stream
+rcs=("${PIPESTATUS[@]}")
+set -e
+T1=$EPOCHREALTIME
+QRC=${rcs[0]}
+
+tget() { awk -v k="$1" '$1 == k { v = $2 } END { print v }' "$TFILE"; }
+TINIT=$(tget init)
+TSTART=$(tget start)
+TEND=$(tget end)
+TRESULT=$(tget result)
+timing="total $(elapsed "$T0" "$T1") s"
+[ -z "$TINIT" ] || timing="$timing; QEMU start -> /init $(elapsed "$T0" "$TINIT") s"
+[ -z "$TINIT" ] || [ -z "$TSTART" ] || timing="$timing; /init -> payload $(elapsed "$TINIT" "$TSTART") s"
+[ -z "$TSTART" ] || [ -z "$TEND" ] || timing="$timing; payload $(elapsed "$TSTART" "$TEND") s"
+[ -z "$TRESULT" ] || timing="$timing; result -> QEMU exit $(elapsed "$TRESULT" "$T1") s"
+say "timing (wall): $timing"
+
+show_tail() { [ "$QUIET" = 0 ] || { say "last console lines:"; tail -n 25 "$LOG" >&2; }; }
+
+if [ "$QRC" = 124 ] || [ "$QRC" = 137 ]; then
+	show_tail
+	die "$VM_EXIT_TIMEOUT" "timeout: L1 still running after ${TIMEOUT}s; QEMU killed (log $LOG)"
+fi
+if grep -q 'Initramfs unpacking failed' "$LOG"; then
+	say "warning: the L1 kernel could not unpack the whole initramfs (payload missing?): $(grep -m1 'Initramfs unpacking failed' "$LOG")"
+fi
+RESULT=$(sed -n 's/.*VPERF-RESULT: status=\([0-9][0-9]*\).*/\1/p' "$LOG" | tail -n 1)
+if [ -n "$RESULT" ]; then
+	[ "$QRC" = 0 ] || say "warning: QEMU exited with status $QRC after the result line"
+	say "result: payload status $RESULT"
+	exit "$RESULT"
+fi
+show_tail
+if [ -z "$TINIT" ]; then
+	die "$VM_EXIT_BOOTFAIL" "boot failure: L1 never reached /init (QEMU status $QRC; log $LOG)"
+fi
+die "$VM_EXIT_NORESULT" "no result line: /init started but printed no VPERF-RESULT (QEMU status $QRC; log $LOG)"

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# vm-run.sh [options] -- COMMAND [ARGS...]: run COMMAND in a guest booted by vperf-vmm, exit with its status.
+# This is what `vperf vm run` executes.
+#
+# The guest is the bundled default image (Debian's kernel + a busybox initramfs, built by mkimage.sh) unless
+# --kernel/--initrd name others. Where this host's /dev/kvm runs guests (hardware virtualization), vperf-vmm runs
+# here; otherwise (no vmx/svm, as on the development machines) it runs inside an L1 guest under QEMU TCG with
+# emulated SVM (run-nested.sh). The mode used is printed.
+#
+# Options:
+#   --vcpus N               guest vCPUs (default 2)
+#   --mem MiB               guest memory (default 512)
+#   --kernel FILE           guest kernel (bzImage); default: the bundled image's
+#   --initrd FILE           guest initramfs; default: the bundled image's (busybox + /init)
+#   --add PATH[:GUEST_PATH] put a file or directory into the guest (default GUEST_PATH: /payload/<name>); a
+#                           dynamically linked program brings the shared libraries ldd finds for it, into
+#                           /payload/lib (on LD_LIBRARY_PATH), and its ELF interpreter (repeatable)
+#   --timeout S             give up after S seconds (default 600): status 124
+#   --mode auto|direct|nested   force a mode (default auto)
+#   --quiet                 show only the command's output and vperf-vmm's messages
+#   --vmm-arg ARG           an extra vperf-vmm argument, e.g. --vmm-arg --stats (repeatable)
+#   --vperf BIN             vperf in the guest: BIN (a vperf CLI) as /payload/bin/vperf, the vperf-demo next to it
+#                           as /payload/bin/vperf-demo, and vperf_guest.ko (built by build-kmod.sh) loaded before
+#                           COMMAND runs (`vperf vm run` passes its own executable)
+# COMMAND runs in the guest as root, in /payload, with /payload and /payload/bin first in PATH. Quote a shell
+# command line as one word: -- 'ls / | wc -l'.
+#
+# Exit status: COMMAND's (0..255 as the guest reported it), or 123 guest crash, 124 timeout, 125 VMM or boot
+# failure, 126 no result, 2 usage error.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
+. "$(dirname "$0")/common.sh"
+
+usage() {
+	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+	exit "${1:-0}"
+}
+
+VCPUS=2
+MEM=512
+KERNEL=""
+INITRD=""
+ADDS=()
+TIMEOUT=600
+MODE=auto
+QUIET=0
+VMM_EXTRA=()
+VPERF_BIN=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--vcpus) VCPUS=${2:?--vcpus needs a number}; shift 2 ;;
+	--mem) MEM=${2:?--mem needs MiB}; shift 2 ;;
+	--kernel) KERNEL=${2:?--kernel needs a file}; shift 2 ;;
+	--initrd) INITRD=${2:?--initrd needs a file}; shift 2 ;;
+	--add) ADDS+=("${2:?--add needs PATH[:GUEST_PATH]}"); shift 2 ;;
+	--timeout) TIMEOUT=${2:?--timeout needs seconds}; shift 2 ;;
+	--mode) MODE=${2:?--mode needs auto, direct or nested}; shift 2 ;;
+	--quiet | -q) QUIET=1; shift ;;
+	--vmm-arg) VMM_EXTRA+=("${2:?--vmm-arg needs an argument}"); shift 2 ;;
+	--vperf) VPERF_BIN=${2:?--vperf needs the vperf executable}; shift 2 ;;
+	-h | --help) usage 0 ;;
+	--) shift; break ;;
+	*) die "$VM_EXIT_USAGE" "unknown option '$1' (see --help)" ;;
+	esac
+done
+[ $# -gt 0 ] || die "$VM_EXIT_USAGE" "no command to run in the guest: vm-run.sh [options] -- COMMAND [ARGS...]"
+[[ "$VCPUS" =~ ^[0-9]+$ ]] && [ "$VCPUS" -ge 1 ] && [ "$VCPUS" -le 16 ] ||
+	die "$VM_EXIT_USAGE" "--vcpus '$VCPUS': a number from 1 to 16"
+[[ "$MEM" =~ ^[0-9]+$ ]] && [ "$MEM" -ge 64 ] ||
+	die "$VM_EXIT_USAGE" "--mem '$MEM': MiB, at least 64"
+[[ "$TIMEOUT" =~ ^[0-9]+$ ]] && [ "$TIMEOUT" -ge 1 ] || die "$VM_EXIT_USAGE" "--timeout '$TIMEOUT': seconds"
+case "$MODE" in auto | direct | nested) ;; *) die "$VM_EXIT_USAGE" "--mode '$MODE': auto, direct or nested" ;; esac
+for f in "$KERNEL" "$INITRD"; do
+	[ -z "$f" ] || [ -r "$f" ] || die "$VM_EXIT_USAGE" "cannot read '$f'"
+done
+
+# ---- the guest image ----
+if [ -z "$KERNEL" ] || [ -z "$INITRD" ]; then
+	"$VM_DIR/mkimage.sh" "$VPERF_VM_IMAGE" >/dev/null 2>&1 || "$VM_DIR/mkimage.sh" "$VPERF_VM_IMAGE" ||
+		die "$VM_EXIT_USAGE" "building the bundled guest image failed; see above"
+	KERNEL=${KERNEL:-$VPERF_VM_IMAGE/vmlinuz}
+	INITRD=${INITRD:-$VPERF_VM_IMAGE/initrd-l2.gz}
+fi
+
+OUT="$VPERF_VM_BUILD/vm-run.$$"
+TREE="$OUT/tree"
+trap 'rm -rf "$OUT"' EXIT
+mkdir -p "$TREE/payload/bin" "$TREE/vperf"
+
+# copy_one SRC DEST: DEST is an absolute guest path.
+copy_one() {
+	mkdir -p "$TREE$(dirname "$2")"
+	cp -aL "$1" "$TREE$2"
+}
+
+# add_libs PROGRAM: the shared libraries and ELF interpreter a dynamic program needs, at their host paths.
+add_libs() {
+	local a b c
+	ldd "$1" >/dev/null 2>&1 || return 0	# static, or not a program
+	while read -r a b c _; do
+		if [ "$b" = "=>" ] && [ "$c" = "not" ]; then
+			die "$VM_EXIT_USAGE" "--add $1: it needs $a, which this host does not have"
+		elif [ "$b" = "=>" ] && [ -f "$c" ]; then
+			# /payload/lib is first in the guest's LD_LIBRARY_PATH: a library under a path the guest
+			# mounts over (a build tree in /tmp: the guest's /tmp is a tmpfs) is still found
+			[ -e "$TREE/payload/lib/$a" ] || copy_one "$c" "/payload/lib/$a"
+		elif [ "${a#/}" != "$a" ] && [ -f "$a" ]; then
+			[ -e "$TREE$a" ] || copy_one "$a" "$a"
+		fi
+	done < <(ldd "$1")
+}
+
+INSMOD=""
+if [ -n "$VPERF_BIN" ]; then
+	[ -x "$VPERF_BIN" ] || die "$VM_EXIT_USAGE" "--vperf '$VPERF_BIN' is not an executable"
+	ADDS+=("$VPERF_BIN:/payload/bin/vperf")
+	demo="$(dirname "$VPERF_BIN")/vperf-demo"
+	[ ! -x "$demo" ] || ADDS+=("$demo:/payload/bin/vperf-demo")
+	KO="$("$VM_DIR/build-kmod.sh")" || die "$VM_EXIT_USAGE" "building vperf_guest.ko failed; see above"
+	ADDS+=("$KO:/payload/vperf_guest.ko")
+	INSMOD=1
+fi
+
+for spec in "${ADDS[@]}"; do
+	src=${spec%%:*}
+	dst=""
+	[ "$src" = "$spec" ] || dst=${spec#*:}
+	[ -e "$src" ] || die "$VM_EXIT_USAGE" "--add '$spec': no such file or directory '$src'"
+	[ -n "$dst" ] || dst="/payload/$(basename "$src")"
+	[ "${dst#/}" != "$dst" ] || die "$VM_EXIT_USAGE" "--add '$spec': the guest path must be absolute"
+	copy_one "$src" "$dst"
+	if [ -d "$src" ]; then
+		while IFS= read -r -d '' f; do add_libs "$f"; done < <(find "$src" -type f -perm -u+x -print0)
+	elif [ -x "$src" ]; then
+		add_libs "$src"
+	fi
+done
+
+{
+	echo '#!/bin/sh'
+	echo '# written by vm-run.sh'
+	echo 'export PATH=/payload:/payload/bin:$PATH'
+	echo 'export LD_LIBRARY_PATH=/payload/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}'
+	echo 'cd /payload'
+	[ -z "$INSMOD" ] || echo 'insmod /payload/vperf_guest.ko || { echo "vm-run: insmod vperf_guest.ko failed" >&2; exit 125; }'
+	printf '%s\n' "$*"
+} >"$TREE/vperf/cmd.sh"
+chmod 0755 "$TREE/vperf/cmd.sh"
+mkcpio "$TREE" "$OUT/extra.gz"
+cp "$INITRD" "$OUT/initrd"
+truncate -s %512 "$OUT/initrd"	# an appended archive must start aligned (README, pitfalls)
+cat "$OUT/extra.gz" >>"$OUT/initrd"
+APPEND="vperf.run=/vperf/cmd.sh"
+
+# ---- where to run it ----
+hw_virt() { grep -qE '^flags.*\b(vmx|svm)\b' /proc/cpuinfo && [ -w /dev/kvm ]; }
+if [ "$MODE" = auto ]; then
+	if hw_virt; then MODE=direct; else MODE=nested; fi
+fi
+VMM="$(build_vmm)"
+VMM_ARGS=(--kernel "$KERNEL" --initrd "$OUT/initrd" --vcpus "$VCPUS" --mem "$MEM" --append "$APPEND" --no-input
+	"${VMM_EXTRA[@]}")
+
+if [ "$MODE" = direct ]; then
+	[ "$QUIET" = 1 ] || say "mode: direct: vperf-vmm on this host's /dev/kvm (hardware virtualization)"
+	set +e
+	timeout --foreground -k 5 "$TIMEOUT" "$VMM" "${VMM_ARGS[@]}" --timeout "$TIMEOUT" </dev/null
+	st=$?
+	exit "$st"
+fi
+
+[ "$QUIET" = 1 ] || say "mode: nested: vperf-vmm in an L1 guest under QEMU TCG with emulated SVM (no vmx/svm here)"
+P="$OUT/payload"
+mkdir -p "$P"
+cp "$VMM" "$P/vperf-vmm"
+cp "$KERNEL" "$P/vmlinuz"
+cp "$OUT/initrd" "$P/initrd"
+{
+	echo '#!/bin/sh'
+	echo '# written by vm-run.sh: boot the guest with vperf-vmm on L1'"'"'s KVM, return its status'
+	echo '[ -c /dev/kvm ] || { echo "vm-run: /dev/kvm missing in L1"; exit 125; }'
+	printf '/payload/vperf-vmm --kernel /payload/vmlinuz --initrd /payload/initrd --vcpus %q --mem %q' "$VCPUS" "$MEM"
+	printf ' --append %q --no-input --timeout %q' "$APPEND" "$TIMEOUT"
+	for a in "${VMM_EXTRA[@]}"; do printf ' %q' "$a"; done
+	printf ' </dev/null\n'
+} >"$P/run.sh"
+chmod 0755 "$P/run.sh"
+# --quiet here still streams the console (the guest's output is on it); only our own notes are left out.
+"$VM_DIR/run-nested.sh" --payload "$P" --timeout "$((TIMEOUT + 120))"

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sample3to1: sampling with callchains, checked against a known CPU split.
+ *
+ * The process samples itself on cpu-clock (one sample per 1,000,000 ns of
+ * its CPU time, callchains of up to 16 frames) while main() calls two busy
+ * functions with a 3:1 CPU split: busy_a() 300 ms and busy_b() 100 ms in
+ * total, interleaved in rounds (busy_a 3*s, then busy_b s) so that any
+ * drift (frequency changes, a noisy neighbour) hits both alike.  The slice
+ * s varies pseudo-randomly between 0.5 and 3 ms: with a fixed slice that
+ * is a multiple of half the period, every round would put its slice
+ * boundary at the same phase of the sampling clock and the periodic
+ * samples would alias (a fixed 7.5/2.5 ms split measured 280:120, 2.33:1,
+ * every time).  With a varying phase the rounding at each boundary
+ * averages out.  The sampling
+ * callback runs in signal context: it only copies the callchain into a
+ * preallocated static array.  Afterwards each sample is classified by the
+ * busy function its callchain contains (IPs resolved with dladdr: the
+ * binary is linked with -rdynamic, the busy functions are global and
+ * noinline) and the test asserts:
+ *   - a:b is within 10% of 3,
+ *   - the callchains of busy samples contain the busy function AND main,
+ *   - enough samples arrived for the ratio to mean something.
+ * Exit status: 0 pass, 1 fail, 77 skip (with the reason printed).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vperf/vperf.h>
+
+#include "burn.h"
+
+#define PERIOD_NS	1000000ull
+#define MAX_FRAMES	16
+#define MAX_SAMPLES	8192
+#define B_TOTAL_NS	100000000ull	/* busy_b: 100 ms; busy_a: 3 times that */
+#define SLICE_MIN_NS	500000ull
+#define SLICE_SPAN_NS	2500000ull
+
+struct rec {
+	uint32_t nr;
+	uint64_t ip[MAX_FRAMES];
+};
+
+/* Written only by the signal handler (one thread), read after stop. */
+static struct rec recs[MAX_SAMPLES];
+static atomic_uint nr_recs;
+static atomic_uint nr_overflow;
+
+void busy_a(uint64_t ns);
+void busy_b(uint64_t ns);
+
+static void on_sample(const struct vperf_sample *s, void *arg)
+{
+	unsigned int i = atomic_fetch_add_explicit(&nr_recs, 1, memory_order_relaxed);
+	uint32_t nr = s->nr_frames;
+
+	if (i >= MAX_SAMPLES) {
+		atomic_fetch_add_explicit(&nr_overflow, 1, memory_order_relaxed);
+		return;
+	}
+	if (nr > MAX_FRAMES)
+		nr = MAX_FRAMES;
+	for (uint32_t f = 0; f < nr; f++)
+		recs[i].ip[f] = s->callchain[f];
+	recs[i].nr = nr;
+}
+
+__attribute__((noinline)) void busy_a(uint64_t ns)
+{
+	vt_burn_ns(ns);
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+}
+
+__attribute__((noinline)) void busy_b(uint64_t ns)
+{
+	vt_burn_ns(ns);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Which of the functions (busy_a, busy_b, main) contain ip. */
+static void *func_of(uint64_t ip)
+{
+	Dl_info info;
+
+	if (!ip || !dladdr((void *)(uintptr_t)ip, &info) || !info.dli_saddr)
+		return NULL;
+	return info.dli_saddr;
+}
+
+int main(void)
+{
+	struct vperf_sample_opts so = {
+		.size = sizeof(so),
+		.period = PERIOD_NS,
+		.fn = on_sample,
+		.max_frames = MAX_FRAMES,
+	};
+	struct vperf_evset *es = NULL;
+	unsigned int n, na = 0, nb = 0, nboth = 0, nother = 0, a_main = 0, b_main = 0;
+	unsigned int empty = 0, rounds = 0;
+	uint64_t t0, used;
+	double ratio;
+	int idx, err, ok = 1;
+
+	err = vperf_evset__new(NULL, &es);
+	if (err) {
+		printf("FAIL: vperf_evset__new: %d\n", err);
+		return 1;
+	}
+	idx = vperf_evset__add(es, "cpu-clock");
+	if (idx < 0) {
+		printf("FAIL: add cpu-clock: %s\n", vperf_evset__strerror(es));
+		return 1;
+	}
+	err = vperf_evset__sample(es, idx, &so);
+	if (err) {
+		printf("FAIL: vperf_evset__sample: %d: %s\n", err, vperf_evset__strerror(es));
+		return 1;
+	}
+	err = vperf_evset__open(es);
+	if (err) {
+		printf("FAIL: open: %d: %s\n", err, vperf_evset__strerror(es));
+		return 1;
+	}
+	t0 = vt_thread_cpu_ns();
+	if ((err = vperf_evset__start(es))) {
+		printf("FAIL: start: %d: %s\n", err, vperf_evset__strerror(es));
+		return 1;
+	}
+	for (uint64_t b_done = 0, seed = 12345; b_done < B_TOTAL_NS; ) {
+		uint64_t slice;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		slice = SLICE_MIN_NS + (seed >> 33) % SLICE_SPAN_NS;
+		if (slice > B_TOTAL_NS - b_done)
+			slice = B_TOTAL_NS - b_done;
+		busy_a(3 * slice);
+		busy_b(slice);
+		b_done += slice;
+		rounds++;
+	}
+	if ((err = vperf_evset__stop(es))) {
+		printf("FAIL: stop: %d: %s\n", err, vperf_evset__strerror(es));
+		return 1;
+	}
+	used = vt_thread_cpu_ns() - t0;
+
+	n = atomic_load(&nr_recs);
+	if (n > MAX_SAMPLES)
+		n = MAX_SAMPLES;
+	for (unsigned int i = 0; i < n; i++) {
+		int in_a = 0, in_b = 0, in_main = 0;
+
+		if (!recs[i].nr)
+			empty++;
+		for (uint32_t f = 0; f < recs[i].nr; f++) {
+			void *fn = func_of(recs[i].ip[f]);
+
+			in_a |= fn == (void *)busy_a;
+			in_b |= fn == (void *)busy_b;
+			in_main |= fn == (void *)main;
+		}
+		if (in_a && in_b)
+			nboth++;
+		else if (in_a)
+			na++, a_main += in_main;
+		else if (in_b)
+			nb++, b_main += in_main;
+		else
+			nother++;
+	}
+
+	printf("sample3to1: %.1f ms cpu sampled in %u rounds, %u samples (expected about %.0f), "
+	       "lost %llu, overflowed %u\n", (double)used / 1e6, rounds, n, (double)used / PERIOD_NS,
+	       (unsigned long long)vperf_evset__samples_lost(es), atomic_load(&nr_overflow));
+	printf("sample3to1: busy_a %u (with main %u), busy_b %u (with main %u), both %u, "
+	       "neither %u, empty callchain %u\n", na, a_main, nb, b_main, nboth, nother, empty);
+	if (n)
+		for (uint32_t f = 0; f < recs[n / 2].nr; f++) {
+			Dl_info info;
+			uint64_t ip = recs[n / 2].ip[f];
+
+			if (dladdr((void *)(uintptr_t)ip, &info) && info.dli_sname)
+				printf("  sample %u frame %u: %#llx %s\n", n / 2, f,
+				       (unsigned long long)ip, info.dli_sname);
+			else
+				printf("  sample %u frame %u: %#llx ?\n", n / 2, f,
+				       (unsigned long long)ip);
+		}
+	vperf_evset__delete(es);
+
+	/* Enough samples for a 10% ratio check: at least half the expected. */
+	if (n < used / PERIOD_NS / 2) {
+		printf("FAIL: %u samples for %.1f ms of CPU at one per %llu ns\n", n,
+		       (double)used / 1e6, PERIOD_NS);
+		return 1;
+	}
+	if (!nb) {
+		printf("FAIL: no sample has busy_b in its callchain\n");
+		return 1;
+	}
+	ratio = (double)na / nb;
+	printf("sample3to1: ratio busy_a:busy_b = %.3f (want 3 +- 10%%)\n", ratio);
+	if (ratio < 2.7 || ratio > 3.3) {
+		printf("FAIL: ratio %.3f outside [2.7, 3.3]\n", ratio);
+		ok = 0;
+	}
+	/* Nearly every sample was taken in a busy function... */
+	if (nother + nboth > n / 10) {
+		printf("FAIL: %u of %u samples are in neither (or both) busy functions\n",
+		       nother + nboth, n);
+		ok = 0;
+	}
+	/* ...and its callchain reaches back to main. */
+	if (a_main < na * 9 / 10 || b_main < nb * 9 / 10) {
+		printf("FAIL: callchains without main: busy_a %u of %u, busy_b %u of %u\n",
+		       na - a_main, na, nb - b_main, nb);
+		ok = 0;
+	}
+	if (ok)
+		printf("PASS\n");
+	return ok ? 0 : 1;
+}
