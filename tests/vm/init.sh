@@ -3,7 +3,8 @@
 #
 # 1. mounts proc, sys, dev, tmp
 # 2. insmods the modules listed in /etc/vperf/modules (paths under /lib/modules/<kver>, in load order)
-# 3. reports /dev/kvm; in L1 starts vperf-l1-keys (holds static keys raised: a QEMU TCG hang, see its source)
+# 3. reports /dev/kvm; starts vperf-keys (holds static keys raised: a QEMU TCG hang, see its source), then
+#    brings the CPUs that maxcpus=1 left offline online
 # 4. runs the payload: kernel parameter vperf.run=PATH, else /payload/run.sh, else a built-in check
 #    (vperf.shell=1 instead starts an interactive shell on the console, for debugging)
 # 5. prints "<TAG>-RESULT: status=N", hands N to the VMM when it is vperf-vmm (vperf-call exit N: the vperf
@@ -80,18 +81,23 @@ VPERF_KVM=0
 if [ -c /dev/kvm ]; then
 	VPERF_KVM=1
 	log "KVM: /dev/kvm present"
-	# L1 under QEMU TCG: hold the static keys that VMs and perf events flip (tests/vm/guest/vperf-l1-keys.c).
-	if [ -x /bin/vperf-l1-keys ]; then
-		vperf-l1-keys >/tmp/vperf-l1-keys.log 2>&1 &
-		i=0
-		while [ $i -lt 50 ] && ! grep -q holding /tmp/vperf-l1-keys.log; do sleep 0.1; i=$((i + 1)); done
-		log "KEYS: $(tr '\n' ' ' </tmp/vperf-l1-keys.log)"
-	fi
 else
 	log "KVM: /dev/kvm missing"
 fi
-# run-nested boots L1 with maxcpus=1, so that loading the modules and raising the keys above patch kernel text
-# while one CPU runs (the TCG hang needs a second CPU running the patched code): the others come online now.
+# Under QEMU TCG: hold the static keys that VMs, perf events and vperf_guest.ko's tracepoints flip
+# (tests/vm/guest/vperf-keys.c). The tracepoints are the module's, held where it can be loaded (L2).
+if [ -x /bin/vperf-keys ]; then
+	tps=""
+	[ "$TAG" = VPERF ] || tps="sched:sched_switch sched:sched_process_exit sched:sched_process_fork"
+	# shellcheck disable=SC2086 # words
+	vperf-keys $tps >/tmp/vperf-keys.log 2>&1 &
+	i=0
+	while [ $i -lt 50 ] && ! grep -q holding /tmp/vperf-keys.log; do sleep 0.1; i=$((i + 1)); done
+	log "KEYS: $(tr '\n' ' ' </tmp/vperf-keys.log)"
+fi
+# run-nested boots L1, and vm-run.sh a nested L2, with maxcpus=1, so that loading the modules and raising the keys
+# above patch kernel text while one CPU runs (the TCG hang needs a second CPU running the patched code): the
+# others come online now.
 late=0
 for c in /sys/devices/system/cpu/cpu[0-9]*/online; do
 	[ -w "$c" ] && [ "$(cat "$c")" = 0 ] || continue

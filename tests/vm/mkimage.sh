@@ -137,7 +137,7 @@ STAMP_NEW="$(
 		echo "kver $KVER"
 		echo "modules ${ORDER[*]}"
 		sha256sum "$VM_DIR/init.sh" "$VM_DIR/mkimage.sh" "$VM_DIR/common.sh" "$BUSYBOX" "$TREE/boot/vmlinuz-$KVER" \
-			"$VM_DIR/guest/vperf-call.c" "$VM_DIR/guest/vperf-l1-keys.c" "$REPO_DIR/hv/include/vperf/abi.h"
+			"$VM_DIR/guest/vperf-call.c" "$VM_DIR/guest/vperf-keys.c" "$REPO_DIR/hv/include/vperf/abi.h"
 	} | sha256sum | cut -d' ' -f1
 )"
 if [ -s "$OUTDIR/.stamp" ] && [ "$(cat "$OUTDIR/.stamp")" = "$STAMP_NEW" ] &&
@@ -153,9 +153,9 @@ trap 'rm -rf "$STAGE"' EXIT
 # The guest side of the vperf hypercall port (static: the images have no libc).
 gcc -std=c11 -O2 -Wall -Wextra -static -I "$REPO_DIR/hv/include" -o "$STAGE/vperf-call" "$VM_DIR/guest/vperf-call.c" ||
 	die "building guest/vperf-call.c failed (static linking needs libc6-dev; run tests/vm/deps.sh)"
-# L1 only: keeps the static keys that KVM and perf flip raised (see the program's comment: a TCG hang).
-gcc -std=c11 -O2 -Wall -Wextra -static -o "$STAGE/vperf-l1-keys" "$VM_DIR/guest/vperf-l1-keys.c" ||
-	die "building guest/vperf-l1-keys.c failed"
+# Keeps the static keys that KVM, perf and vperf_guest.ko flip raised (see the program's comment: a TCG hang).
+gcc -std=c11 -O2 -Wall -Wextra -static -o "$STAGE/vperf-keys" "$VM_DIR/guest/vperf-keys.c" ||
+	die "building guest/vperf-keys.c failed"
 
 # stage_rootfs DIR TAG: busybox, its applet links, /init, /bin/vperf-call, /etc/vperf/tag.
 stage_rootfs() {
@@ -169,6 +169,7 @@ stage_rootfs() {
 	done < <("$BUSYBOX" --list-full)
 	install -m 0755 "$VM_DIR/init.sh" "$d/init"
 	install -m 0755 "$STAGE/vperf-call" "$d/bin/vperf-call"
+	install -m 0755 "$STAGE/vperf-keys" "$d/bin/vperf-keys"
 	echo "$tag" >"$d/etc/vperf/tag"
 	: >"$d/etc/vperf/modules"
 	echo "root:x:0:0:root:/root:/bin/sh" >"$d/etc/passwd"
@@ -178,7 +179,6 @@ stage_rootfs() {
 }
 
 stage_rootfs "$STAGE/l1" VPERF
-install -m 0755 "$STAGE/vperf-l1-keys" "$STAGE/l1/bin/vperf-l1-keys"
 for p in "${ORDER[@]}"; do
 	mkdir -p "$STAGE/l1/lib/modules/$KVER/$(dirname "$p")"
 	cp "$MODDIR/$p" "$STAGE/l1/lib/modules/$KVER/$p"

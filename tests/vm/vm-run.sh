@@ -75,6 +75,8 @@ for f in "$KERNEL" "$INITRD"; do
 done
 
 # ---- the guest image ----
+BUNDLED_INIT=0
+[ -n "$INITRD" ] || BUNDLED_INIT=1
 if [ -z "$KERNEL" ] || [ -z "$INITRD" ]; then
 	"$VM_DIR/mkimage.sh" "$VPERF_VM_IMAGE" >/dev/null 2>&1 || "$VM_DIR/mkimage.sh" "$VPERF_VM_IMAGE" ||
 		die "$VM_EXIT_USAGE" "building the bundled guest image failed; see above"
@@ -157,6 +159,9 @@ hw_virt() { grep -qE '^flags.*\b(vmx|svm)\b' /proc/cpuinfo && [ -w /dev/kvm ]; }
 if [ "$MODE" = auto ]; then
 	if hw_virt; then MODE=direct; else MODE=nested; fi
 fi
+# Nested, the guest runs under QEMU TCG, where patching kernel text while two CPUs run can hang (see
+# guest/vperf-keys.c): the bundled /init raises the static keys on one CPU and then brings the others online.
+[ "$MODE" != nested ] || [ "$BUNDLED_INIT" = 0 ] || APPEND="$APPEND maxcpus=1"
 VMM="$(build_vmm)"
 VMM_ARGS=(--kernel "$KERNEL" --initrd "$OUT/initrd" --vcpus "$VCPUS" --mem "$MEM" --append "$APPEND" --no-input
 	"${VMM_EXTRA[@]}")

@@ -23,7 +23,7 @@
 #   thread-inherit  START with VPERF_THREAD_INHERIT; 8 threads moved between the 2 vCPUs by affinity every 20 ms
 #                   of CPU time and a child process: every THREAD_LIST row within 3% of that thread's CPU time
 #   thread-attach   START for another process blocked on a pipe (what vperf stat does), with inheritance: rows
-#                   for it and its thread within 3%; as uid 65534: root's thread EACCES, its own user's allowed,
+#                   for its thread (own CPU time) and its main thread (wait4's rusage less the thread's) within 3%; as uid 65534: root's thread EACCES, its own user's allowed,
 #                   EACCES at paranoid=2
 #   thread-doorbell a process attached by its parent makes 200 fresh vcpu-clock reads, one doorbell load each, in
 #                   seccomp strict mode (a system call other than read/write/exit kills it): it exits by itself,
