@@ -364,6 +364,9 @@ static void *vcpu_thread(void *arg)
 			break;
 		vmm_pv_vcpu_exit(vcpu);
 	}
+	/* Where a guest that timed out was stuck (a hang, a freeze, a lost wakeup) */
+	if (vm->stop_reason == VM_STOP_TIMEOUT)
+		dump_regs(vcpu);
 	return NULL;
 }
 

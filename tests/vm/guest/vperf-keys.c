@@ -9,7 +9,7 @@
  *    flip perf_sched_events and perf_swevent_enabled[]. About one L2 boot in ten froze L1.
  *  - In L2 every load and unload of vperf_guest.ko flips the keys of the tracepoints it hooks (sched_switch,
  *    sched_process_exit, sched_process_fork) when it is their only probe; a CI run froze in the middle of the
- *    kmod test's 20 load/unload cycles. vperf stat's perf events flip the perf keys as in L1.
+ *    kmod test's load/unload cycles. vperf stat's perf events flip the perf keys as in L1.
  * A static key is patched only when its count goes between 0 and 1: this program keeps each count at 1 or more
  * for the guest's lifetime, so the tests only move them between 1 and 2. It holds
  *  - where /dev/kvm exists: a VM with an in-kernel irqchip and one vCPU that never runs;

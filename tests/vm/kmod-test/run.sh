@@ -6,8 +6,9 @@
 #   devnode    /dev/vperf exists, a character device of mode 0666
 #   ioctl      vperf-kmod-info: VPERF_IOC_INFO answers and its checks hold (pages = CPUs, the IRQ is bound, ...)
 #   params     /sys/module/vperf_guest/parameters/{irq,irq_count} are readable
-#   (thread-*: counts against CPU times within 3%; the goal is 2%, nested TCG scatters to ~2.4%: TOLERANCE in
-#   vperf-kmod-thread.c)
+#   (thread-*: counts against CPU times within 3%; the goal is 2%, nested TCG scatters to ~2.4% and one
+#   measurement in a few lands 3..6% off: TOLERANCE in vperf-kmod-thread.c; single, migrate, split and read pass
+#   when two of three rounds are within it)
 #   thread-api      vperf-kmod-thread api: THREAD_START/STOP size handshake and errors, the thread page's mmap
 #                   refusals (offset, size, PROT_WRITE, mprotect), the page readable after STOP
 #   thread-single   a thread burns 300 ms on CPU 0: its vcpu-clock is within 3% of its CLOCK_THREAD_CPUTIME_ID,
@@ -41,7 +42,8 @@
 #                   between unmonitored threads
 #   irq        vperf-kmod-irq: task-clock overflow interrupts at 1000 Hz on CPU 0 advance irq_count
 #   hotplug    CPU 1 offline: 1 page left; online again: 2 pages (the module follows CPU hotplug)
-#   cycles     20 rmmod/insmod cycles all succeed
+#   cycles     100 cycles: insmod, a process with 4 monitored threads runs (each gets its counted row), rmmod
+#              while it runs is refused, rmmod after it exits succeeds; SUnreclaim grows < 256 kB over cycles 10..100
 #   dmesg      the kernel log after the first insmod has no WARNING, BUG, Oops or general protection fault
 #   register   the VMM's accounting (--stats): on every vCPU an even number of PAGE_REGISTER calls (each
 #              register has its unregister), at least 2 per load
@@ -54,7 +56,8 @@ set -euo pipefail
 
 B="$("$VM_DIR/kmod-test/build.sh")"
 LOG="$VPERF_VM_BUILD/kmod-test.log"
-CYCLES=20
+CYCLES=100
+LEAK_KB=256	# SUnreclaim growth allowed over cycles 10..100: a leak of 3 kB a cycle fails
 # shellcheck disable=SC2016 # expands in the guest
 GUEST_CMD='
 case_() { echo "KMOD-CASE $1 status=$2"; }
@@ -84,14 +87,31 @@ if [ -w $c1 ]; then
 else
 	echo "KMOD-HOTPLUG no $c1"; case_ hotplug 1
 fi
-n=0; i=0
+# cycles: load, run monitored threads, try rmmod while they run (must be refused), unload after they exit;
+# slab memory the kernel cannot reclaim is compared between cycle 10 and the last (a leak grows it)
+rmmod vperf_guest || echo "KMOD-CYCLES rmmod before the cycles failed"
+n=0; i=0; refused=0; churned=0; m10=""
+mem() { sed -n "s/^SUnreclaim: *\([0-9]*\) kB/\1/p" /proc/meminfo; }
+t0=$(cut -d" " -f1 /proc/uptime)
 while [ $i -lt '"$CYCLES"' ]; do
 	i=$((i + 1))
-	rmmod vperf_guest && insmod /payload/vperf_guest.ko && n=$((n + 1))
+	insmod /payload/vperf_guest.ko || { echo "KMOD-CYCLES insmod failed in cycle $i"; break; }
+	rm -f /tmp/churn.ready
+	vperf-kmod-thread churn 30 /tmp/churn.ready & cp=$!
+	w=0; while [ ! -e /tmp/churn.ready ] && [ $w -lt 500 ]; do sleep 0.01; w=$((w + 1)); done
+	if rmmod vperf_guest 2>/dev/null; then echo "KMOD-CYCLES rmmod succeeded while monitored in cycle $i"
+	else refused=$((refused + 1)); fi
+	wait $cp && churned=$((churned + 1))
+	t=$(cat /sys/module/vperf_guest/parameters/threads 2>/dev/null)
+	[ "$t" = 0 ] || echo "KMOD-CYCLES threads = $t after the monitored process exited in cycle $i"
+	rmmod vperf_guest && n=$((n + 1))
+	[ $i != 10 ] || m10=$(mem)
 done
-rmmod vperf_guest || n=$((n - 1))
-echo "KMOD-CYCLES $n of '"$CYCLES"'"
-[ $n = '"$CYCLES"' ]; case_ cycles $?
+m=$(mem)
+t1=$(cut -d" " -f1 /proc/uptime)
+echo "KMOD-CYCLES-RESULT $n of '"$CYCLES"' (rmmod refused while monitored $refused, monitored runs ok $churned; SUnreclaim ${m10:-?} kB at cycle 10, $m kB at the end; $t0 -> $t1 s)"
+[ $n = '"$CYCLES"' ] && [ $refused = '"$CYCLES"' ] && [ $churned = '"$CYCLES"' ] && [ -n "$m10" ] &&
+	[ $((m - m10)) -lt '"$LEAK_KB"' ]; case_ cycles $?
 bad=$(dmesg | grep -cE "WARNING|BUG|Oops|general protection")
 echo "KMOD-DMESG-BAD $bad"
 [ "$bad" = 0 ]; case_ dmesg $?
@@ -138,7 +158,7 @@ for c in insmod devnode ioctl params thread-api thread-single thread-migrate thr
 	irq) detail="$(first 'kmod-irq: counters_set' 'kmod-irq:')" ;;
 	hotplug) detail="$({ grep -a 'kmod-info: size\|KMOD-HOTPLUG' "$LOG.clean" || true; } | tail -2 |
 		sed -n 's/.*\(cpus [0-9]* pages [0-9]*\).*/\1/p; s/.*KMOD-HOTPLUG //p' | paste -sd' ')" ;;
-	cycles) detail="$(line 'KMOD-CYCLES') cycles" ;;
+	cycles) detail="$(line 'KMOD-CYCLES-RESULT')" ;;
 	dmesg) detail="$(line 'KMOD-DMESG-BAD') matching lines" ;;
 	esac
 	report "$c" "$([ "$s" = 0 ] && echo 1 || echo 0)" "guest status ${s:-none}: ${detail:-no report}"
