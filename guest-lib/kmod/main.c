@@ -32,6 +32,15 @@ static const struct kernel_param_ops irq_ops = { .get = irq_get };
 module_param_cb(irq, &irq_ops, NULL, 0444);
 MODULE_PARM_DESC(irq, "the Linux IRQ of the VPF0001 device, -1 if unbound (read only)");
 
+static int nmi_count_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&vperf_nmi_count));
+}
+
+static const struct kernel_param_ops nmi_count_ops = { .get = nmi_count_get };
+module_param_cb(nmi_count, &nmi_count_ops, NULL, 0444);
+MODULE_PARM_DESC(nmi_count, "sampling overflow NMIs handled since load (read only)");
+
 static int threads_get(char *buf, const struct kernel_param *kp)
 {
 	return sysfs_emit(buf, "%d\n", vperf_threads_count());
@@ -54,11 +63,16 @@ static int __init vperf_init(void)
 	ret = vperf_threads_init();
 	if (ret)
 		goto exit_pages;
-	ret = vperf_dev_init();
+	ret = vperf_sampling_init();
 	if (ret)
 		goto exit_threads;
+	ret = vperf_dev_init();
+	if (ret)
+		goto exit_sampling;
 	return 0;
 
+exit_sampling:
+	vperf_sampling_exit();
 exit_threads:
 	vperf_threads_exit();
 exit_pages:
@@ -69,6 +83,7 @@ exit_pages:
 static void __exit vperf_exit(void)
 {
 	vperf_dev_exit();
+	vperf_sampling_exit();
 	vperf_threads_exit();
 	vperf_pages_exit();
 }

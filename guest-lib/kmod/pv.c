@@ -8,7 +8,11 @@
  * per-vCPU hypercall needs; cpuhp_setup_state() runs the online callback on
  * every CPU already up and cpuhp_remove_state() the offline one on each.
  */
+#include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/mutex.h>
+#include <linux/workqueue.h>
+#include <asm/nmi.h>
 #include <linux/errno.h>
 #include <linux/gfp.h>
 #include <linux/io.h>
@@ -44,6 +48,133 @@ const struct vperf_counter_def vperf_counter_defs[VPERF_NR_COUNTERS] = {
 static_assert(VPERF_NR_COUNTERS == VPERF_THREAD_NR_CTRS);
 static_assert(VPERF_NR_COUNTERS <= VPERF_THREAD_MAX_COUNTERS);
 static enum cpuhp_state vperf_cpuhp_state;
+
+/* ---- sampling: the overflow NMI ---- */
+
+atomic_long_t vperf_nmi_count = ATOMIC_LONG_INIT(0);
+static DEFINE_MUTEX(vperf_sample_lock);	/* arming and disarming */
+static u64 vperf_sample_period;		/* armed period, 0: disarmed; under the lock */
+static atomic_t vperf_samplers = ATOMIC_INIT(0);	/* live sampling contexts */
+static atomic_t vperf_arm_errors = ATOMIC_INIT(0);
+static bool vperf_nmi_registered;
+
+/* On the CPU itself: its vcpu-clock's overflow NMI every period ns, 0: off. */
+static void vperf_arm_this_cpu(u64 period)
+{
+	s64 ret;
+
+	if (!this_cpu_read(vperf_page))
+		return;
+	ret = vperf_hc(VPERF_HC_OVERFLOW_SET, VPERF_THREAD_CTR_VCPU_CLOCK, period,
+		       period ? VPERF_OVERFLOW_NMI : 0, 0);
+	if (ret < 0)
+		atomic_inc(&vperf_arm_errors);
+}
+
+static void vperf_arm_ipi(void *info)
+{
+	vperf_arm_this_cpu(*(u64 *)info);
+}
+
+/* Under vperf_sample_lock: every online CPU, or -EIO if one refused (then none). */
+static int vperf_arm_all(u64 period)
+{
+	u64 off = 0;
+
+	atomic_set(&vperf_arm_errors, 0);
+	cpus_read_lock();
+	on_each_cpu(vperf_arm_ipi, &period, 1);
+	if (period && atomic_read(&vperf_arm_errors))
+		on_each_cpu(vperf_arm_ipi, &off, 1);
+	cpus_read_unlock();
+	if (period && atomic_read(&vperf_arm_errors)) {
+		pr_err(VPERF_PR_PREFIX "OVERFLOW_SET %llu ns with NMIs refused on %d CPUs\n", period,
+		       atomic_read(&vperf_arm_errors));
+		return -EIO;
+	}
+	vperf_sample_period = period;
+	return 0;
+}
+
+int vperf_sampling_get(u64 period)
+{
+	int ret = 0;
+
+	if (!vperf_nmi_registered)
+		return -EOPNOTSUPP;	/* the device has no VPERF_FEAT_OVERFLOW_NMI */
+	mutex_lock(&vperf_sample_lock);
+	if (vperf_sample_period != period) {
+		if (atomic_read(&vperf_samplers))
+			ret = -EBUSY;	/* one period for all sampling contexts */
+		else
+			ret = vperf_arm_all(period);
+	}
+	if (!ret)
+		atomic_inc(&vperf_samplers);
+	mutex_unlock(&vperf_sample_lock);
+	return ret;
+}
+
+static void vperf_disarm_work_fn(struct work_struct *work)
+{
+	mutex_lock(&vperf_sample_lock);
+	if (!atomic_read(&vperf_samplers) && vperf_sample_period)
+		vperf_arm_all(0);
+	mutex_unlock(&vperf_sample_lock);
+}
+
+static DECLARE_WORK(vperf_disarm_work, vperf_disarm_work_fn);
+
+void vperf_sampling_put(void)
+{
+	if (atomic_dec_and_test(&vperf_samplers))
+		schedule_work(&vperf_disarm_work);
+}
+
+static int vperf_nmi(unsigned int type, struct pt_regs *regs)
+{
+	const u64 bit = 1ull << VPERF_THREAD_CTR_VCPU_CLOCK;
+	struct vperf_vcpu_page *page = this_cpu_read(vperf_page);
+
+	if (!page || !(READ_ONCE(page->overflow_status) & bit))
+		return NMI_DONE;	/* not ours */
+	/* No OVERFLOW_ACK (an exit): the bit is ours to clear; the host raises no NMI until we have. */
+	WRITE_ONCE(page->overflow_status, page->overflow_status & ~bit);
+	atomic_long_inc(&vperf_nmi_count);
+	vperf_thread_overflow(regs, page);
+	return NMI_HANDLED;
+}
+
+int vperf_sampling_init(void)
+{
+	int ret;
+
+	if (!(vperf_dev.features & VPERF_FEAT_OVERFLOW_NMI)) {
+		pr_info(VPERF_PR_PREFIX "the device has no overflow NMIs: no sampling\n");
+		return 0;
+	}
+	ret = register_nmi_handler(NMI_LOCAL, vperf_nmi, 0, "vperf");
+	if (ret) {
+		pr_err(VPERF_PR_PREFIX "cannot register the NMI handler: %d\n", ret);
+		return ret;
+	}
+	vperf_nmi_registered = true;
+	return 0;
+}
+
+/* After the last context is gone (the files hold the module). */
+void vperf_sampling_exit(void)
+{
+	flush_work(&vperf_disarm_work);
+	mutex_lock(&vperf_sample_lock);
+	if (vperf_sample_period)
+		vperf_arm_all(0);
+	mutex_unlock(&vperf_sample_lock);
+	if (vperf_nmi_registered)
+		unregister_nmi_handler(NMI_LOCAL, "vperf");	/* waits for running handlers */
+	vperf_nmi_registered = false;
+	vperf_sampling_sync();
+}
 
 int vperf_pv_detect(void)
 {
@@ -193,6 +324,9 @@ static int vperf_cpu_online(unsigned int cpu)
 	/* Published last: the sched_switch probe may use it from now on. */
 	WRITE_ONCE(per_cpu(vperf_page, cpu), page);
 	atomic_inc(&vperf_nr_pages);
+	/* a CPU that comes online while contexts sample samples too (no lock: hotplug holds it off) */
+	if (READ_ONCE(vperf_sample_period))
+		vperf_arm_this_cpu(READ_ONCE(vperf_sample_period));
 	return 0;
 
 unregister:

@@ -23,7 +23,20 @@
  * Inheritance: sched_process_fork runs in the parent after the child is
  * created and before it is woken; a parent whose context has
  * VPERF_THREAD_INHERIT gives the child a context on the same file there.
+ *
+ * Sampling: a context started with VPERF_THREAD_SAMPLE has a ring (a header
+ * page and data pages).  While any such context lives, every vCPU's
+ * vcpu-clock raises an NMI each period (pv.c); the NMI handler calls
+ * vperf_thread_overflow(), which finds the interrupted thread's context by
+ * RCU (NMI-safe), appends a record and queues a per-CPU irq_work that
+ * signals the thread.  Only the NMI on the CPU the thread runs on writes its
+ * ring, so records have one producer.
  */
+#include <linux/irq_work.h>
+#include <linux/poll.h>
+#include <linux/ptrace.h>
+#include <linux/sched/signal.h>
+#include <linux/timekeeping.h>
 #include <linux/atomic.h>
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -83,6 +96,12 @@ struct vperf_thread {
 	u64 base_host_ns;		/* host time of base[] */
 	u64 base_guest_ns;		/* local_clock() at base[] */
 	struct vperf_counter_value base[VPERF_NR_COUNTERS];
+	/* sampling (VPERF_THREAD_SAMPLE): NULL ring: none */
+	struct page **ring;		/* the header page, then the data pages */
+	u32 ring_pages;			/* 1 + data pages */
+	u32 ring_records;		/* records the data pages hold */
+	u64 ring_head;			/* records written (the NMI's copy) */
+	int sample_signo, sample_cookie;
 	struct rcu_head rcu;
 };
 
@@ -212,10 +231,24 @@ unlock:
 	rcu_read_unlock();
 }
 
+static void vperf_ring_free(struct vperf_thread *t)
+{
+	u32 i;
+
+	if (!t->ring)
+		return;
+	for (i = 0; i < t->ring_pages; i++)
+		if (t->ring[i])
+			put_page(t->ring[i]);	/* a mapping keeps its own reference */
+	kfree(t->ring);
+	t->ring = NULL;
+}
+
 static void vperf_thread_free_rcu(struct rcu_head *rcu)
 {
 	struct vperf_thread *t = container_of(rcu, struct vperf_thread, rcu);
 
+	vperf_ring_free(t);
 	put_page(t->page);
 	put_pid(t->pid);
 	put_pid(t->tgid);
@@ -254,6 +287,7 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 /* A context that never went live (lost a race, over the limit). */
 static void vperf_thread_discard(struct vperf_thread *t)
 {
+	vperf_ring_free(t);
 	put_task_struct(t->task);
 	put_page(t->page);
 	put_pid(t->pid);
@@ -284,6 +318,8 @@ static void vperf_thread_finish(struct vperf_thread *t, u32 row_flag)
 	t->row_flags |= row_flag;
 	put_task_struct(t->task);	/* never the last: the caller or the task holds one */
 	t->task = NULL;
+	if (t->ring)
+		vperf_sampling_put();	/* its ring stays readable until unmapped */
 }
 
 /* Account the running slice of current (this CPU) and start a new one. */
@@ -330,7 +366,7 @@ static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 		return;
 	rcu_read_lock();
 	pt = vperf_thread_find(parent);
-	flags = pt ? READ_ONCE(pt->flags) : 0;
+	flags = pt ? READ_ONCE(pt->flags) & ~VPERF_THREAD_SAMPLE : 0;	/* children count, not sample */
 	rcu_read_unlock();
 	if (!(flags & VPERF_THREAD_INHERIT))
 		return;
@@ -353,6 +389,104 @@ static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 	}
 	vperf_thread_link(pt->vf, ct);	/* the base comes at its first switch-in */
 	spin_unlock(&vperf_threads_lock);
+}
+
+/* ---- sampling: the NMI's side ---- */
+
+/* One pending signal per CPU, sent from an irq_work after the NMI returns. */
+struct vperf_sig_work {
+	struct irq_work work;
+	struct task_struct *task;	/* a reference; NULL: free */
+	int signo, cookie;
+};
+
+static DEFINE_PER_CPU(struct vperf_sig_work, vperf_sig_work);
+
+static void vperf_sig_send(struct irq_work *work)
+{
+	struct vperf_sig_work *sw = container_of(work, struct vperf_sig_work, work);
+	struct task_struct *task = sw->task;
+	struct kernel_siginfo info;
+
+	clear_siginfo(&info);
+	info.si_signo = sw->signo;
+	info.si_code = POLL_IN;		/* as perf's overflow signal */
+	info.si_band = EPOLLIN;
+	info.si_fd = sw->cookie;
+	send_sig_info(sw->signo, &info, task);
+	WRITE_ONCE(sw->task, NULL);
+	put_task_struct(task);
+}
+
+void vperf_sampling_sync(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		irq_work_sync(&per_cpu(vperf_sig_work, cpu).work);
+}
+
+/*
+ * NMI context, on the CPU whose vcpu-clock overflowed: a record for the
+ * interrupted thread if it samples.  vp is this CPU's vCPU page, which the
+ * host updated before it raised the NMI (and cannot change while this vCPU
+ * runs the handler).
+ */
+void vperf_thread_overflow(struct pt_regs *regs, const struct vperf_vcpu_page *vp)
+{
+	const unsigned int per_page = PAGE_SIZE / sizeof(struct vperf_sample_record);
+	struct vperf_sample_record *rec;
+	struct vperf_sample_ring *hdr;
+	struct vperf_thread_page *tp;
+	struct vperf_sig_work *sw;
+	struct vperf_thread *t;
+	u64 head, tail, idx;
+	u32 i, seq;
+
+	rcu_read_lock();
+	t = vperf_thread_find(current);
+	if (!t || !t->ring)
+		goto out;
+	hdr = page_address(t->ring[0]);
+	head = t->ring_head;
+	tail = READ_ONCE(hdr->tail);	/* the reader's: anything */
+	if (tail > head || head - tail >= t->ring_records) {
+		WRITE_ONCE(hdr->lost, hdr->lost + 1);
+		goto signal;
+	}
+	idx = head % t->ring_records;
+	rec = (struct vperf_sample_record *)page_address(t->ring[1 + idx / per_page]) + idx % per_page;
+	memset(rec, 0, sizeof(*rec));
+	rec->time = ktime_get_mono_fast_ns();
+	if (user_mode(regs)) {
+		rec->ip = instruction_pointer(regs);
+		rec->flags = VPERF_SAMPLE_USER;
+	}	/* a kernel address stays 0: not user space's to see */
+	rec->pid = task_tgid_nr(current);
+	rec->tid = task_pid_nr(current);
+	rec->cpu = smp_processor_id();
+	/* the counts as the page would have them now, unless the NMI hit a page update */
+	tp = t->tp;
+	seq = READ_ONCE(tp->seq);
+	if (!(seq & 1) && t->base_cpu == (int)smp_processor_id()) {
+		for (i = 0; i < t->nr && i < ARRAY_SIZE(rec->values); i++)
+			rec->values[i] = tp->counters[i].value +
+					 (vp->counters[i].value - t->base[i].value);
+		rec->flags |= VPERF_SAMPLE_VALUES;
+	}
+	t->ring_head = head + 1;
+	smp_store_release(&hdr->head, head + 1);
+signal:
+	sw = this_cpu_ptr(&vperf_sig_work);
+	if (t->sample_signo && !READ_ONCE(sw->task)) {
+		get_task_struct(current);
+		sw->task = current;
+		sw->signo = t->sample_signo;
+		sw->cookie = t->sample_cookie;
+		irq_work_queue(&sw->work);
+	}
+out:
+	rcu_read_unlock();
 }
 
 /* The live context of the calling thread on this file; under vperf_threads_lock. */
@@ -391,6 +525,53 @@ static int vperf_may_monitor(struct task_struct *task)
 	return same ? 0 : -EACCES;
 }
 
+/* A sampling START's fields: 0 or -EINVAL. */
+static int vperf_sample_args_check(const struct vperf_thread_start *ks, u32 usize)
+{
+	if (usize < VPERF_THREAD_START_SIZE_VER1)
+		return -EINVAL;		/* the fields are not there */
+	if (ks->tid != 0 && ks->tid != task_pid_vnr(current))
+		return -EINVAL;		/* the callback runs in the sampled thread */
+	if (ks->sample_counter != VPERF_THREAD_CTR_VCPU_CLOCK)
+		return -EINVAL;
+	if (!ks->sample_pages || ks->sample_pages > VPERF_SAMPLE_MAX_PAGES ||
+	    (ks->sample_pages & (ks->sample_pages - 1)))
+		return -EINVAL;
+	if (ks->sample_period < VPERF_SAMPLE_MIN_PERIOD)
+		return -EINVAL;
+	if (ks->sample_signo < 0 || ks->sample_signo >= _NSIG || ks->sample_signo == SIGKILL ||
+	    ks->sample_signo == SIGSTOP)
+		return -EINVAL;
+	return 0;
+}
+
+/* The ring of a sampling context: zeroed pages, the header filled in. */
+static int vperf_ring_alloc(struct vperf_thread *t, const struct vperf_thread_start *ks)
+{
+	struct vperf_sample_ring *hdr;
+	u32 i, n = 1 + ks->sample_pages;
+
+	t->ring = kcalloc(n, sizeof(*t->ring), GFP_KERNEL);
+	if (!t->ring)
+		return -ENOMEM;
+	t->ring_pages = n;
+	for (i = 0; i < n; i++) {
+		t->ring[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!t->ring[i])
+			return -ENOMEM;	/* the caller discards t, and the pages with it */
+	}
+	t->ring_records = ks->sample_pages * (PAGE_SIZE / sizeof(struct vperf_sample_record));
+	t->sample_signo = ks->sample_signo;
+	t->sample_cookie = ks->sample_cookie;
+	hdr = page_address(t->ring[0]);
+	hdr->size = sizeof(*hdr);
+	hdr->version = VPERF_SAMPLE_RING_VERSION;
+	hdr->record_size = sizeof(struct vperf_sample_record);
+	hdr->nr_records = t->ring_records;
+	hdr->period = ks->sample_period;
+	return 0;
+}
+
 long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 {
 	struct vperf_counter_value now[VPERF_NR_COUNTERS];
@@ -412,6 +593,11 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 		return ret;
 	if ((ks.flags & ~VPERF_THREAD_FLAGS) || ks.tid < 0)
 		return -EINVAL;
+	if (ks.flags & VPERF_THREAD_SAMPLE) {
+		ret = vperf_sample_args_check(&ks, usize);
+		if (ret)
+			return ret;
+	}
 
 	if (ks.tid == 0 || ks.tid == task_pid_vnr(current)) {
 		task = current;
@@ -432,6 +618,15 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	if (!t) {
 		ret = -ENOMEM;
 		goto put_task;
+	}
+	if (ks.flags & VPERF_THREAD_SAMPLE) {
+		ret = vperf_ring_alloc(t, &ks);
+		if (ret)
+			goto discard;
+		/* every vCPU's overflow NMI armed at this period (or EBUSY: another period runs) */
+		ret = vperf_sampling_get(ks.sample_period);
+		if (ret)
+			goto discard;
 	}
 
 	/* Preemption is off from here to the insertion: the base is this CPU's. */
@@ -460,7 +655,7 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	spin_unlock(&vperf_threads_lock);
 	put_task_struct(task);
 
-	memset(&ks, 0, sizeof(ks));
+	/* the out fields; the caller's in fields stay as they were */
 	ks.size = min_t(u32, usize, sizeof(ks));
 	ks.nr_counters = VPERF_NR_COUNTERS;
 	ks.page_size = PAGE_SIZE;
@@ -471,6 +666,9 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 
 unlock:
 	spin_unlock(&vperf_threads_lock);
+	if (ks.flags & VPERF_THREAD_SAMPLE)
+		vperf_sampling_put();
+discard:
 	vperf_thread_discard(t);
 put_task:
 	put_task_struct(task);
@@ -634,12 +832,50 @@ static int vperf_doorbell_mmap(struct file *file, struct vm_area_struct *vma)
 				  pgprot_noncached(vma->vm_page_prot));
 }
 
+/*
+ * The calling thread's sample ring: the header page and the data pages,
+ * writable (the reader stores tail), not inherited by fork.
+ */
+static int vperf_ring_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct page *pages[1 + VPERF_SAMPLE_MAX_PAGES];
+	struct vperf_thread *t;
+	u32 i, n = 0;
+	int ret = 0;
+
+	spin_lock(&vperf_threads_lock);
+	t = vperf_file_thread(file->private_data);
+	if (t && t->ring) {
+		n = t->ring_pages;
+		for (i = 0; i < n; i++) {
+			pages[i] = t->ring[i];
+			get_page(pages[i]);
+		}
+	}
+	spin_unlock(&vperf_threads_lock);
+	if (!n)
+		return -ENOENT;	/* no sampling context of this thread */
+	if (vma->vm_end - vma->vm_start != (unsigned long)n * PAGE_SIZE) {
+		ret = -EINVAL;
+		goto put;
+	}
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY;
+	for (i = 0; i < n && !ret; i++)
+		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE, pages[i]);
+put:
+	for (i = 0; i < n; i++)
+		put_page(pages[i]);
+	return ret;
+}
+
 int vperf_thread_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct vperf_thread *t;
 	struct page *page;
 	int ret;
 
+	if (vma->vm_pgoff == VPERF_SAMPLE_PGOFF)
+		return vperf_ring_mmap(file, vma);
 	if (vma->vm_pgoff != 0 && vma->vm_pgoff != VPERF_DOORBELL_PGOFF)
 		return -EINVAL;
 	if (vma->vm_end - vma->vm_start != PAGE_SIZE)
@@ -737,6 +973,8 @@ int vperf_threads_init(void)
 	unsigned int i;
 	int ret;
 
+	for_each_possible_cpu(i)
+		init_irq_work(&per_cpu(vperf_sig_work, i).work, vperf_sig_send);
 	for_each_kernel_tracepoint(vperf_tp_lookup, NULL);
 	for (i = 0; i < ARRAY_SIZE(vperf_tps); i++) {
 		if (!vperf_tps[i].tp) {

@@ -9,6 +9,8 @@
 #include <linux/atomic.h>
 #include <linux/types.h>
 
+struct pt_regs;
+
 #include <vperf/abi.h>
 
 #define VPERF_PR_PREFIX	"vperf_guest: "
@@ -69,11 +71,19 @@ int vperf_hc_errno(s64 ret);
 int vperf_pages_init(void);
 void vperf_pages_exit(void);
 int vperf_snapshot(struct vperf_counter_value *vals, u32 max, u32 *nr, u64 *host_ns);
+/* sampling (pv.c): the overflow NMI armed on every vCPU while a sampling context lives */
+int vperf_sampling_init(void);
+void vperf_sampling_exit(void);
+int vperf_sampling_get(u64 period);	/* process context: arms, or -EBUSY/-EOPNOTSUPP/-EIO */
+void vperf_sampling_put(void);		/* any context: disarms (deferred) after the last */
+extern atomic_long_t vperf_nmi_count;
 
 /* thread.c */
 int vperf_threads_init(void);
 void vperf_threads_exit(void);
 int vperf_threads_count(void);
+void vperf_thread_overflow(struct pt_regs *regs, const struct vperf_vcpu_page *vp);	/* NMI */
+void vperf_sampling_sync(void);		/* the pending sample signals are sent */
 int vperf_thread_open(struct file *file);
 void vperf_thread_release(struct file *file);
 long vperf_ioctl_thread_start(struct file *file, void __user *uarg);

@@ -132,7 +132,8 @@ _Static_assert(__builtin_offsetof(struct vperf_thread_page, counters) == 48,
 
 /* VPERF_IOC_THREAD_START */
 #define VPERF_THREAD_INHERIT	(1u << 0)	/* new threads and processes too */
-#define VPERF_THREAD_FLAGS	VPERF_THREAD_INHERIT
+#define VPERF_THREAD_SAMPLE	(1u << 1)	/* sampling: the sample_* fields */
+#define VPERF_THREAD_FLAGS	(VPERF_THREAD_INHERIT | VPERF_THREAD_SAMPLE)
 
 struct vperf_thread_start {
 	__u32 size;		/* in: caller's sizeof; out: bytes filled */
@@ -141,12 +142,71 @@ struct vperf_thread_start {
 	__u32 nr_counters;	/* out: counters in the page and the rows */
 	__u32 page_size;	/* out: bytes to map (one page) */
 	__u32 page_version;	/* out: VPERF_THREAD_PAGE_VERSION */
+	/* VER1: with VPERF_THREAD_SAMPLE (the calling thread only, tid 0) */
+	__u32 sample_counter;	/* in: the counter to sample on: VPERF_THREAD_CTR_VCPU_CLOCK */
+	__u32 sample_pages;	/* in: the ring's data pages: a power of 2, 1..64 */
+	__u64 sample_period;	/* in: counter units between samples (vcpu-clock: ns,
+				 * >= VPERF_SAMPLE_MIN_PERIOD) */
+	__s32 sample_signo;	/* in: a signal to the thread per sample, 0: none */
+	__s32 sample_cookie;	/* in: that signal's si_fd (libvperf: this file's fd) */
 };
 
 #define VPERF_THREAD_START_SIZE_VER0	24
+#define VPERF_THREAD_START_SIZE_VER1	48
 
-_Static_assert(sizeof(struct vperf_thread_start) == VPERF_THREAD_START_SIZE_VER0,
+_Static_assert(sizeof(struct vperf_thread_start) == VPERF_THREAD_START_SIZE_VER1,
 	       "struct vperf_thread_start layout changed");
+
+/*
+ * Sampling (VPERF_THREAD_SAMPLE).  Every vCPU's counter overflows each
+ * sample_period of its own count (one period for all sampling contexts:
+ * a START with another period while one runs gets EBUSY) and raises an NMI
+ * on that vCPU (VPERF_OVERFLOW_NMI); when the interrupted thread samples,
+ * the module appends a record to its ring and sends it sample_signo with
+ * si_code POLL_IN and si_fd sample_cookie.  A thread's samples are then
+ * proportional to its count, as with a per-CPU clock filtered by thread.
+ * A context created by inheritance counts but does not sample.
+ *
+ * The thread maps its ring with mmap(NULL, (1 + sample_pages) * 4096,
+ * PROT_READ | PROT_WRITE, MAP_SHARED, fd, VPERF_SAMPLE_PGOFF * 4096): the
+ * header page, then the records.  The module writes a record at
+ * head % nr_records and then advances head (release); the reader reads the
+ * records from its tail to head (acquire) and then stores tail.  A sample
+ * that finds the ring full (head - tail == nr_records, or a tail that is
+ * not between head - nr_records and head) is counted in lost.  Only tail is
+ * the reader's to write.
+ */
+#define VPERF_SAMPLE_PGOFF		2	/* mmap offset, in pages, of the ring */
+#define VPERF_SAMPLE_RING_VERSION	1
+#define VPERF_SAMPLE_MIN_PERIOD		100000	/* ns: the host's floor for clocks */
+#define VPERF_SAMPLE_MAX_PAGES		64
+
+struct vperf_sample_ring {
+	__u32 size;		/* sizeof(struct vperf_sample_ring) */
+	__u32 version;		/* VPERF_SAMPLE_RING_VERSION */
+	__u32 record_size;	/* sizeof(struct vperf_sample_record) */
+	__u32 nr_records;	/* records the data pages hold */
+	__u64 head;		/* module: records written */
+	__u64 tail;		/* reader: records consumed */
+	__u64 lost;		/* module: samples dropped (ring full) */
+	__u64 period;		/* the sample period */
+	__u64 reserved[2];
+};
+
+#define VPERF_SAMPLE_USER	(1u << 0)	/* ip is a user-mode address */
+#define VPERF_SAMPLE_VALUES	(1u << 1)	/* values[] are valid */
+
+struct vperf_sample_record {
+	__u64 time;		/* guest CLOCK_MONOTONIC, ns */
+	__u64 ip;		/* the interrupted instruction */
+	__s32 pid, tid;		/* the interrupted thread (init's namespace) */
+	__u32 cpu;		/* its CPU (vCPU) */
+	__u32 flags;		/* VPERF_SAMPLE_* */
+	__u64 values[4];	/* the thread's counts (as its page) at the sample */
+};
+
+_Static_assert(sizeof(struct vperf_sample_ring) == 64, "struct vperf_sample_ring layout changed");
+_Static_assert(sizeof(struct vperf_sample_record) == 64, "struct vperf_sample_record layout changed");
 
 /* VPERF_IOC_THREAD_LIST: one row per context the file has had. */
 #define VPERF_ROW_EXITED	(1u << 0)	/* the thread exited: final */

@@ -27,6 +27,12 @@ static int pv_irq_raise(void *vmm, uint32_t gsi)
 	return err ? err : vm__irq_line(vmm, gsi, 0);
 }
 
+/* From vCPU `vcpu`'s own thread, between KVM_RUNs: KVM delivers it at the next entry. */
+static int pv_nmi_raise(void *vmm, int vcpu)
+{
+	return ioctl(((struct vm *)vmm)->vcpus[vcpu].fd, KVM_NMI) ? -errno : 0;
+}
+
 /* Called from vCPU `vcpu`'s own thread, the only writer of its counters. */
 static uint64_t pv_exit_count(void *vmm, int vcpu, uint32_t reason)
 {
@@ -110,6 +116,7 @@ static void pv_report(void *vmm, int vcpu, const struct vperf_ucall *uc)
 static const struct vperf_hv_ops pv_ops = {
 	.gpa_to_hva = pv_gpa_to_hva,
 	.irq_raise = pv_irq_raise,
+	.nmi_raise = pv_nmi_raise,
 	.exit_count = pv_exit_count,
 	.stats_fd = pv_stats_fd,
 	.guest_exit = pv_guest_exit,

@@ -602,7 +602,7 @@ static void no_sample(const struct vperf_sample *s, void *arg)
 {
 }
 
-static void vperf_event_cannot_be_sampled(void **state)
+static void vperf_event_other_than_vcpu_clock_cannot_be_sampled(void **state)
 {
 	struct vperf_evset *es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
 	struct vperf_sample_opts so = { .size = sizeof(so), .period = 1000 };
@@ -611,6 +611,25 @@ static void vperf_event_cannot_be_sampled(void **state)
 	so.fn = no_sample;
 	assert_int_equal(vperf_evset__sample(es, 0, &so), -EOPNOTSUPP);
 	assert_true(vt_contains(vperf_evset__strerror(es), "cannot be sampled"));
+	vperf_evset__delete(es);
+}
+
+static void vcpu_clock_samples_only_with_a_period_of_100us(void **state)
+{
+	struct vperf_evset *es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+	struct vperf_sample_opts so = { .size = sizeof(so), .freq = 1000, .fn = no_sample };
+
+	add(es, "vperf::vcpu-clock", 0);
+	add(es, "vperf::vcpu-clock", 1);
+	assert_int_equal(vperf_evset__sample(es, 0, &so), -EINVAL);	/* no frequency mode */
+	assert_true(vt_contains(vperf_evset__strerror(es), "period in ns of at least 100000"));
+	so.freq = 0;
+	so.period = 99999;
+	assert_int_equal(vperf_evset__sample(es, 0, &so), -EINVAL);
+	so.period = 100000;
+	assert_int_equal(vperf_evset__sample(es, 0, &so), 0);
+	assert_int_equal(vperf_evset__sample(es, 1, &so), -EINVAL);	/* one ring per thread */
+	assert_true(vt_contains(vperf_evset__strerror(es), "one vperf:: event per set"));
 	vperf_evset__delete(es);
 }
 
@@ -1048,7 +1067,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(open_with_fewer_module_counters_names_the_event, setup),
 		cmocka_unit_test_setup(open_with_unknown_page_version_fails_cleanly, setup),
 		cmocka_unit_test_setup(open_thread_already_counted_is_ebusy_and_says_so, setup),
-		cmocka_unit_test_setup(vperf_event_cannot_be_sampled, setup),
+		cmocka_unit_test_setup(vperf_event_other_than_vcpu_clock_cannot_be_sampled, setup),
+		cmocka_unit_test_setup(vcpu_clock_samples_only_with_a_period_of_100us, setup),
 		cmocka_unit_test_setup(thread_target_reads_its_row_from_thread_list, setup),
 		cmocka_unit_test_setup(process_total_sums_live_and_exited_rows, setup),
 		cmocka_unit_test_setup(process_per_thread_rows_come_from_thread_list, setup),

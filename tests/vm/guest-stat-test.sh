@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# guest-stat-test.sh VPERF: the vperf CLI inside a vperf guest, through `VPERF vm run` (one guest boot): the pv
+# guest-stat-test.sh VPERF [SAMPLE3TO1]: the vperf CLI inside a vperf guest, through `VPERF vm run` (one guest boot): the pv
 # backend is chosen by itself and counts per guest thread. Cases (each prints "guest-stat: PASS|FAIL <case> ..."):
 #   list        `vperf list vperf::` in the guest lists vcpu-clock, steal and exits as usable
 #   per-thread  `vperf stat -x, --per-thread -e vperf::vcpu-clock,vperf::steal,vperf::exits -- vperf-demo
@@ -8,9 +8,16 @@
 #               thread to 3%; here the vperf CLI, the library and the demo's short life add their share)
 #   mixed       `-e task-clock,vperf::vcpu-clock` in one set: both counted, vcpu-clock within 5% of task-clock
 #   exit-status the command's exit status comes back through vperf stat and the guest (exit 3 -> 3)
+#   sample      (with SAMPLE3TO1, tests/workloads/sample3to1) `sample3to1 vperf::vcpu-clock 2000000 400`: libvperf
+#               samples on the pv backend through the module's overflow NMIs, every 2 ms of vcpu-clock (a sample
+#               costs ~0.5 ms in nested TCG); busy_a:busy_b within 10% of their measured CPU split (nominally
+#               3:1), callchains with the busy function and main (its own checks, exit 0)
 # Exit status: 0 all passed, 1 a case failed, or vm run's status (123/124/125/126) when the guest did not run.
 set -uo pipefail
-VPERF=${1:?usage: guest-stat-test.sh VPERF}
+VPERF=${1:?usage: guest-stat-test.sh VPERF [SAMPLE3TO1]}
+SAMPLE=${2:-}
+ADD=()
+[ -z "$SAMPLE" ] || ADD=(--add "$SAMPLE")
 LOG=$(mktemp)
 trap 'rm -f "$LOG"' EXIT
 
@@ -21,8 +28,9 @@ echo "GS-BEGIN per-thread"; vperf stat -x, --per-thread -e vperf::vcpu-clock,vpe
 echo "GS-END per-thread $?"
 echo "GS-BEGIN mixed"; vperf stat -x, -e task-clock,vperf::vcpu-clock -- vperf-demo 200; echo "GS-END mixed $?"
 echo "GS-BEGIN exit-status"; vperf stat -e vperf::exits -- sh -c "exit 3"; echo "GS-END exit-status $?"
+if [ -x /payload/sample3to1 ]; then echo "GS-BEGIN sample"; sample3to1 vperf::vcpu-clock 2000000 400; echo "GS-END sample $?"; fi
 exit 0'
-"$VPERF" vm run --timeout 600 -- "$GUEST_CMD" >"$LOG" 2>&1
+"$VPERF" vm run --timeout 600 "${ADD[@]}" -- "$GUEST_CMD" >"$LOG" 2>&1
 st=$?
 cat "$LOG"
 [ "$st" = 0 ] || { echo "guest-stat: the guest run ended with status $st"; exit "$st"; }
@@ -78,4 +86,10 @@ verdict mixed "$ok" "task-clock ${tc:-none} ms, vperf::vcpu-clock ${vc:-none} ms
 
 e="$(ended exit-status)"
 verdict exit-status "$([ "$e" = 3 ] && echo 1 || echo 0)" "vperf stat returned $e for 'exit 3'"
+
+if [ -n "$SAMPLE" ]; then
+	s="$(section sample)"
+	detail="$(echo "$s" | grep -E '^sample3to1: (busy_a|ratio|[0-9.]+ ms)|^FAIL' | sed 's/^sample3to1: //' | paste -sd';')"
+	verdict sample "$([ "$(ended sample)" = 0 ] && echo 1 || echo 0)" "${detail:-no report}; status $(ended sample)"
+fi
 exit "$fails"

@@ -19,6 +19,9 @@
 #   --mode auto|direct|nested   force a mode (default auto)
 #   --quiet                 show only the command's output and vperf-vmm's messages
 #   --vmm-arg ARG           an extra vperf-vmm argument, e.g. --vmm-arg --stats (repeatable)
+#   --vmm-prefix WORDS      words before vperf-vmm's command, where it runs, e.g. 'taskset -c 0'
+#   --host-bg CMD           a shell command started in the background where vperf-vmm runs (L1 when nested)
+#                           before it, and killed when the guest has ended: e.g. a CPU hog for a steal test
 #   --vperf BIN             vperf in the guest: BIN (a vperf CLI) as /payload/bin/vperf, the vperf-demo next to it
 #                           as /payload/bin/vperf-demo, and vperf_guest.ko (built by build-kmod.sh) loaded before
 #                           COMMAND runs (`vperf vm run` passes its own executable)
@@ -45,6 +48,8 @@ TIMEOUT=600
 MODE=auto
 QUIET=0
 VMM_EXTRA=()
+VMM_PREFIX=""
+HOST_BG=""
 VPERF_BIN=""
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -57,6 +62,8 @@ while [ $# -gt 0 ]; do
 	--mode) MODE=${2:?--mode needs auto, direct or nested}; shift 2 ;;
 	--quiet | -q) QUIET=1; shift ;;
 	--vmm-arg) VMM_EXTRA+=("${2:?--vmm-arg needs an argument}"); shift 2 ;;
+	--vmm-prefix) VMM_PREFIX=${2:?--vmm-prefix needs words}; shift 2 ;;
+	--host-bg) HOST_BG=${2:?--host-bg needs a command}; shift 2 ;;
 	--vperf) VPERF_BIN=${2:?--vperf needs the vperf executable}; shift 2 ;;
 	-h | --help) usage 0 ;;
 	--) shift; break ;;
@@ -168,9 +175,16 @@ VMM_ARGS=(--kernel "$KERNEL" --initrd "$OUT/initrd" --vcpus "$VCPUS" --mem "$MEM
 
 if [ "$MODE" = direct ]; then
 	[ "$QUIET" = 1 ] || say "mode: direct: vperf-vmm on this host's /dev/kvm (hardware virtualization)"
+	bg=""
+	if [ -n "$HOST_BG" ]; then
+		setsid sh -c "$HOST_BG" </dev/null >/dev/null 2>&1 &	# its own process group: killed whole
+		bg=$!
+	fi
 	set +e
-	timeout --foreground -k 5 "$TIMEOUT" "$VMM" "${VMM_ARGS[@]}" --timeout "$TIMEOUT" </dev/null
+	# shellcheck disable=SC2086 # VMM_PREFIX is words
+	timeout --foreground -k 5 "$TIMEOUT" $VMM_PREFIX "$VMM" "${VMM_ARGS[@]}" --timeout "$TIMEOUT" </dev/null
 	st=$?
+	[ -z "$bg" ] || { kill -- "-$bg" 2>/dev/null; wait "$bg" 2>/dev/null; }
 	exit "$st"
 fi
 
@@ -184,10 +198,17 @@ cp "$OUT/initrd" "$P/initrd"
 	echo '#!/bin/sh'
 	echo '# written by vm-run.sh: boot the guest with vperf-vmm on L1'"'"'s KVM, return its status'
 	echo '[ -c /dev/kvm ] || { echo "vm-run: /dev/kvm missing in L1"; exit 125; }'
-	printf '/payload/vperf-vmm --kernel /payload/vmlinuz --initrd /payload/initrd --vcpus %q --mem %q' "$VCPUS" "$MEM"
+	if [ -n "$HOST_BG" ]; then
+		printf 'setsid sh -c %q </dev/null >/dev/null 2>&1 &\nbg=$!\n' "$HOST_BG"
+	fi
+	printf '%s/payload/vperf-vmm --kernel /payload/vmlinuz --initrd /payload/initrd --vcpus %q --mem %q' "${VMM_PREFIX:+$VMM_PREFIX }" "$VCPUS" "$MEM"
 	printf ' --append %q --no-input --timeout %q' "$APPEND" "$TIMEOUT"
 	for a in "${VMM_EXTRA[@]}"; do printf ' %q' "$a"; done
 	printf ' </dev/null\n'
+	if [ -n "$HOST_BG" ]; then
+		# the background command and what it started end with the guest
+		printf 'st=$?\nkill -- -$bg 2>/dev/null; wait $bg 2>/dev/null\nexit $st\n'
+	fi
 } >"$P/run.sh"
 chmod 0755 "$P/run.sh"
 # --quiet here still streams the console (the guest's output is on it); only our own notes are left out.

@@ -81,6 +81,17 @@ struct pv_key {
 	struct vperf_thread_counter cur[PV_NR];
 };
 
+#define PV_RING_PAGES	16	/* 1024 records */
+
+/* What the sample signal handler drains (sample.c calls pv_drain). */
+struct pv_ring {
+	volatile struct vperf_sample_ring *hdr;
+	const struct vperf_sample_record *recs;
+	size_t len;			/* the mapping */
+	uint64_t lost_seen;		/* hdr->lost already reported */
+	const bool *counting;		/* samples outside start..stop are dropped */
+};
+
 struct pv_priv {
 	int fd;				/* the device, -1: no vperf:: event */
 	uint32_t nr_ctrs;		/* counters the module keeps per thread */
@@ -94,6 +105,10 @@ struct pv_priv {
 	bool page_only;			/* VPERF_EVSET_PAGE_ONLY */
 	const volatile uint64_t *doorbell;	/* the device's doorbell, or NULL */
 	uint32_t db_used;		/* bit k: an event reads counter k */
+
+	/* sampling on vperf::vcpu-clock (TARGET_SELF): the module's ring */
+	int sample_idx;			/* the sampling event, -1: none */
+	struct pv_ring *ring;
 
 	/* start/stop/reset, see the top */
 	bool counting;
@@ -272,6 +287,12 @@ static void pv_close(struct vperf_evset *es)
 		return;
 	/* The ordinary events first: they may sample into this set. */
 	vperf_evset__delete(p->perf);
+	if (p->ring) {
+		vperf__sample_unregister(p->fd);
+		if (p->ring->hdr)
+			vperf__pv_munmap((void *)p->ring->hdr, p->ring->len);
+		free(p->ring);
+	}
 	if (p->page)
 		vperf__pv_munmap((void *)p->page, p->page_len);
 	if (p->doorbell)
@@ -351,6 +372,20 @@ static int start_fail(struct vperf_evset *es, int err, pid_t tid, uint32_t flags
 		snprintf(who, sizeof(who), "thread %d", (int)tid);
 	else
 		snprintf(who, sizeof(who), "the calling thread");
+	if (flags & VPERF_THREAD_SAMPLE) {
+		if (err == -EOPNOTSUPP)
+			return vperf__evset_fail(es, err, "vperf::vcpu-clock cannot be sampled here: "
+						 "the vperf device has no overflow NMIs (feature bit "
+						 "5; an older vperf-vmm?)");
+		if (err == -EIO)
+			return vperf__evset_fail(es, err, "the hypervisor refused to arm vcpu-clock "
+						 "overflow NMIs (see the guest's kernel log)");
+		if (err == -EBUSY)
+			return vperf__evset_fail(es, err, "%s cannot sample: either it is already "
+						 "counted by vperf_guest.ko, or other threads sample "
+						 "with another period (the module samples every vCPU "
+						 "at one period at a time)", who);
+	}
 	switch (-err) {
 	case EBUSY:
 		return vperf__evset_fail(es, err, "%s is already counted by vperf_guest.ko "
@@ -410,6 +445,15 @@ static int start_context(struct vperf_evset *es, pid_t tid, uint32_t flags,
 	st->size = sizeof(*st);
 	st->flags = flags;
 	st->tid = tid;
+	if (flags & VPERF_THREAD_SAMPLE) {
+		const struct vperf_sample_opts *so = &es->events[p->sample_idx].sopts;
+
+		st->sample_counter = VPERF_THREAD_CTR_VCPU_CLOCK;
+		st->sample_pages = PV_RING_PAGES;
+		st->sample_period = so->period;
+		st->sample_signo = so->signo;
+		st->sample_cookie = p->fd;	/* the signal's si_fd: sample.c finds the set by it */
+	}
 	ret = vperf__pv_ioctl(p->fd, VPERF_IOC_THREAD_START, st);
 	if (ret)
 		return start_fail(es, ret, tid, flags);
@@ -438,6 +482,94 @@ static int start_context(struct vperf_evset *es, pid_t tid, uint32_t flags,
 	return 0;
 }
 
+/*
+ * Sample records since the last drain, in the sampled thread's signal
+ * handler (async-signal-safe: loads and stores only).  One signal delivers
+ * one sample (sample.c counts the others lost), with the state in its frame.
+ */
+static unsigned int pv_drain(void *arg, uint64_t *time, uint64_t *period, uint64_t *lost)
+{
+	struct pv_ring *r = arg;
+	volatile struct vperf_sample_ring *h = __atomic_load_n(&r->hdr, __ATOMIC_ACQUIRE);
+	uint64_t head, tail, l;
+	unsigned int n = 0;
+
+	*lost = 0;
+	if (!h)
+		return 0;	/* a sample before the ring is mapped (open_ring) */
+	head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
+	tail = h->tail;
+	if (tail > head || head - tail > h->nr_records)
+		tail = head > h->nr_records ? head - h->nr_records : 0;	/* we scribbled: resync */
+	for (; tail < head; tail++, n++)
+		*time = r->recs[tail % h->nr_records].time;
+	__atomic_store_n(&h->tail, tail, __ATOMIC_RELEASE);
+	*period = h->period;
+	l = h->lost;
+	*lost = l - r->lost_seen;
+	r->lost_seen = l;
+	if (!__atomic_load_n(r->counting, __ATOMIC_RELAXED)) {
+		*lost = 0;	/* outside start..stop: not wanted, not lost */
+		return 0;
+	}
+	return n;
+}
+
+/*
+ * Sampling, before THREAD_START: the signal handler is in place before the
+ * module can send the first sample signal (its default action would kill).
+ */
+static int prepare_ring(struct vperf_evset *es)
+{
+	struct pv_priv *p = es->priv;
+	struct pv_ring *r;
+	int ret;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return vperf__evset_fail(es, -ENOMEM, "out of memory");
+	r->counting = &p->counting;
+	p->ring = r;
+	ret = vperf__sample_register(p->fd, es, p->sample_idx, r, pv_drain);
+	if (ret)
+		return vperf__evset_fail(es, ret, "cannot install the sample signal handler: %s",
+					 strerror(-ret));
+	return 0;
+}
+
+/* After THREAD_START: the ring mapped and checked, then handed to the handler. */
+static int open_ring(struct vperf_evset *es)
+{
+	struct pv_priv *p = es->priv;
+	struct pv_ring *r = p->ring;
+	const volatile struct vperf_sample_ring *h;
+	size_t len = (1 + PV_RING_PAGES) * 4096;
+	void *m;
+	int ret;
+
+	ret = vperf__pv_mmap_ring(p->fd, len, &m);
+	if (ret)
+		return vperf__evset_fail(es, ret, "cannot map the sample ring of vperf_guest.ko: %s%s",
+					 strerror(-ret), ret == -EACCES ? " (it maps read-write: "
+					 "/dev/vperf must be writable for you)" : "");
+	h = m;
+	if (h->version != VPERF_SAMPLE_RING_VERSION ||
+	    h->record_size != sizeof(struct vperf_sample_record) || !h->nr_records ||
+	    h->nr_records > PV_RING_PAGES * 4096 / sizeof(struct vperf_sample_record)) {
+		unsigned int version = h->version, rsize = h->record_size;
+
+		vperf__pv_munmap(m, len);
+		return vperf__evset_fail(es, -EPROTO, "the sample ring of vperf_guest.ko has version "
+					 "%u, records of %u bytes (this libvperf knows version %u): "
+					 "the module and libvperf do not match",
+					 version, rsize, VPERF_SAMPLE_RING_VERSION);
+	}
+	r->recs = (const struct vperf_sample_record *)((char *)m + 4096);
+	r->len = len;
+	__atomic_store_n(&r->hdr, (volatile struct vperf_sample_ring *)m, __ATOMIC_RELEASE);
+	return 0;
+}
+
 /* TARGET_SELF: the context of the calling thread and its page. */
 static int open_self(struct vperf_evset *es)
 {
@@ -448,9 +580,19 @@ static int open_self(struct vperf_evset *es)
 	void *m;
 	int ret;
 
-	ret = start_context(es, 0, 0, &st);
+	if (p->sample_idx >= 0) {
+		ret = prepare_ring(es);
+		if (ret)
+			return ret;
+	}
+	ret = start_context(es, 0, p->sample_idx >= 0 ? VPERF_THREAD_SAMPLE : 0, &st);
 	if (ret)
 		return ret;
+	if (p->sample_idx >= 0) {
+		ret = open_ring(es);
+		if (ret)
+			return ret;
+	}
 	ret = vperf__pv_mmap(p->fd, st.page_size, &m);
 	if (ret)
 		return vperf__evset_fail(es, ret, "cannot map the thread page of "
@@ -577,14 +719,8 @@ static int split_events(struct vperf_evset *es, int *nr_pv, int *nr_perf)
 		}
 		p->perf_idx[e] = -1;
 		(*nr_pv)++;
-		if (ev->sampling) {
-			vperf__evset_fail(es, -EOPNOTSUPP, "'%s' cannot be sampled: "
-					  "vperf_guest.ko counts it per thread but has no "
-					  "overflow interrupts yet; sample an ordinary event "
-					  "such as cpu-clock", ev->name);
-			es->err_event = e;
-			return -EOPNOTSUPP;
-		}
+		if (ev->sampling)
+			p->sample_idx = e;	/* vperf_evset__sample() checked it */
 	}
 	return 0;
 }
@@ -610,6 +746,7 @@ static int pv_open(struct vperf_evset *es)
 	if (!p)
 		return vperf__evset_fail(es, -ENOMEM, "out of memory");
 	p->fd = -1;
+	p->sample_idx = -1;
 	es->priv = p;
 	p->pid = es->opts.target == VPERF_TARGET_SELF ? getpid() : es->opts.pid;
 	p->page_only = es->opts.flags & VPERF_EVSET_PAGE_ONLY;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "vperf_guest_uapi.h"
 
 int vperf__evset_fail(struct vperf_evset *es, int err, const char *fmt, ...)
 {
@@ -473,11 +474,24 @@ int vperf_evset__sample(struct vperf_evset *es, int idx, const struct vperf_samp
 		return vperf__evset_fail(es, -EINVAL,
 					 "sampling callbacks run in the sampled thread: "
 					 "only a VPERF_TARGET_SELF set can sample");
-	if (es->events[idx].virt)
-		return vperf__evset_fail(es, -EOPNOTSUPP,
-					 "'%s' cannot be sampled: vperf_guest.ko counts it per "
-					 "thread but has no overflow interrupts yet; sample an "
-					 "ordinary event such as cpu-clock", es->events[idx].name);
+	if (es->events[idx].virt) {
+		/* vperf_guest.ko samples on vcpu-clock (overflow NMIs), every period ns */
+		if (es->events[idx].virt->thread_ctr != VPERF_THREAD_CTR_VCPU_CLOCK)
+			return vperf__evset_fail(es, -EOPNOTSUPP,
+						 "'%s' cannot be sampled: vperf_guest.ko samples "
+						 "only on vperf::vcpu-clock (or sample an ordinary "
+						 "event such as cpu-clock)", es->events[idx].name);
+		if (!o.period || o.period < VPERF_SAMPLE_MIN_PERIOD)
+			return vperf__evset_fail(es, -EINVAL,
+						 "'%s' samples with a period in ns of at least %d "
+						 "(no frequency mode)", es->events[idx].name,
+						 VPERF_SAMPLE_MIN_PERIOD);
+		for (int e = 0; e < es->nr_events; e++)
+			if (e != idx && es->events[e].virt && es->events[e].sampling)
+				return vperf__evset_fail(es, -EINVAL, "one vperf:: event per set "
+							 "can sample (the module keeps one "
+							 "ring per thread)");
+	}
 	if (!o.fn)
 		return vperf__evset_fail(es, -EINVAL, "sampling needs a callback");
 	if (!o.period && !o.freq)

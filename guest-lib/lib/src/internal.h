@@ -273,6 +273,7 @@ int vperf__pv_mmap(int fd, size_t len, void **addr);	/* PROT_READ, MAP_SHARED, 0
 void vperf__pv_munmap(void *addr, size_t len);
 /* The device's doorbell page (one page at VPERF_DOORBELL_PGOFF), read-only. */
 int vperf__pv_mmap_doorbell(int fd, void **addr);
+int vperf__pv_mmap_ring(int fd, size_t len, void **addr);	/* the sample ring, read-write */
 void vperf__pv_close(int fd);
 
 struct vperf_thread_page;

@@ -22,10 +22,13 @@ int vperf__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/* Read-write where allowed (a sample ring maps writable), else read-only (counting needs no more). */
 int vperf__pv_open(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
 
+	if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS))
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -47,6 +50,16 @@ int vperf__pv_mmap(int fd, size_t len, void **addr)
 int vperf__pv_mmap_doorbell(int fd, void **addr)
 {
 	void *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, VPERF_DOORBELL_PGOFF * 4096L);
+
+	if (m == MAP_FAILED)
+		return -errno;
+	*addr = m;
+	return 0;
+}
+
+int vperf__pv_mmap_ring(int fd, size_t len, void **addr)
+{
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, VPERF_SAMPLE_PGOFF * 4096L);
 
 	if (m == MAP_FAILED)
 		return -errno;

@@ -18,6 +18,7 @@
 struct fake_vm {
 	unsigned char *ram;
 	uint64_t irqs;
+	uint64_t nmis[2];		/* per vCPU */
 	uint64_t exits[2];		/* per vCPU, all reasons */
 	int exited;
 	uint32_t exit_status;
@@ -37,6 +38,12 @@ static inline void *fake_gpa_to_hva(void *vmm, uint64_t gpa, uint64_t len)
 static inline int fake_irq_raise(void *vmm, uint32_t gsi)
 {
 	((struct fake_vm *)vmm)->irqs++;
+	return 0;
+}
+
+static inline int fake_nmi_raise(void *vmm, int vcpu)
+{
+	((struct fake_vm *)vmm)->nmis[vcpu & 1]++;
 	return 0;
 }
 
@@ -76,6 +83,7 @@ static const struct vperf_hv_ops fake_ops = {
 	.stats_fd = fake_stats_fd,
 	.guest_exit = fake_guest_exit,
 	.report = fake_report,
+	.nmi_raise = fake_nmi_raise,
 };
 
 #endif

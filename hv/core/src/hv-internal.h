@@ -40,7 +40,8 @@ struct hv_vcpu {
 	uint64_t overflow_status;	/* the host's copy of the page field */
 	_Atomic uint64_t pending;	/* overflow bits set by the signal handler */
 	uint64_t last_irq_ns;
-	uint64_t nr_irqs;
+	uint64_t nr_irqs;		/* interrupts and NMIs raised */
+	uint64_t nmi_bits;		/* counters whose overflows are NMIs */
 	uint64_t trace_bytes;		/* bytes drained from the trace ring */
 	uint64_t hc_count[VPERF_HC_NR_OPS + 1];	/* last: unknown ops */
 	uint64_t doorbell_count;	/* doorbell loads */

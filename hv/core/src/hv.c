@@ -138,6 +138,7 @@ static void counters_clear(struct hv_vcpu *v)
 		hv_counter_close(&v->counters[i]);
 	v->nr_counters = 0;
 	v->overflow_status = 0;
+	v->nmi_bits = 0;
 	atomic_store(&v->pending, 0);
 }
 
@@ -162,7 +163,8 @@ uint32_t vperf_hv__features(const struct vperf_hv *hv)
 {
 	return VPERF_FEAT_COUNTERS | VPERF_FEAT_OVERFLOW | VPERF_FEAT_TRACE |
 	       (hv->host_pmu ? VPERF_FEAT_HW_EVENTS : 0) |
-	       (hv->cfg.doorbell_gpa ? VPERF_FEAT_DOORBELL : 0);
+	       (hv->cfg.doorbell_gpa ? VPERF_FEAT_DOORBELL : 0) |
+	       (hv->ops->nmi_raise ? VPERF_FEAT_OVERFLOW_NMI : 0);
 }
 
 int vperf_hv__vcpu_enter(struct vperf_hv *hv, int vcpu)
@@ -198,7 +200,8 @@ static void page_update(struct hv_vcpu *v)
 	pg->size = sizeof(*pg);
 	pg->version = VPERF_ABI_VERSION;
 	pg->nr_counters = (uint32_t)v->nr_counters;
-	pg->overflow_status = v->overflow_status;
+	/* the NMI counters' bits are the guest's to clear in the page (see vperf_hv__vcpu_exit) */
+	pg->overflow_status = v->overflow_status | (pg->overflow_status & v->nmi_bits);
 	pg->host_time_ns = hv_now_ns();
 	for (int i = 0; i < VPERF_MAX_COUNTERS; i++) {
 		struct vperf_counter_value val = { 0, 0, 0 };
@@ -213,7 +216,8 @@ static void page_update(struct hv_vcpu *v)
 void vperf_hv__vcpu_exit(struct vperf_hv *hv, int vcpu)
 {
 	struct hv_vcpu *v = &hv->vcpus[vcpu];
-	uint64_t bits, now;
+	uint64_t bits, fresh, now;
+	bool raised;
 
 	if (!v->nr_counters)
 		return;
@@ -221,15 +225,31 @@ void vperf_hv__vcpu_exit(struct vperf_hv *hv, int vcpu)
 	hv_counters_poll_overflow(v, &bits);
 	if (!bits)
 		return;
-	v->overflow_status |= bits;
 	now = hv_now_ns();
 	if (v->last_irq_ns && now - v->last_irq_ns < hv->cfg.min_irq_interval_ns) {
 		/* Too soon: keep the bits, raise at a later exit. */
 		atomic_fetch_or(&v->pending, bits);
 		return;
 	}
+	/*
+	 * The device's line for the counters that use it (their bits wait for
+	 * OVERFLOW_ACK); an NMI for the others, whose bits live in the page: the
+	 * guest's handler clears its bit there, with no exit, and until it has,
+	 * a later overflow raises nothing (a second NMI would find no bit).
+	 */
+	v->overflow_status |= bits & ~v->nmi_bits;
 	page_update(v);
-	if (hv->ops->irq_raise(hv->vmm, hv->cfg.gsi) == 0) {
+	raised = false;
+	if ((bits & v->nmi_bits) && v->page) {
+		fresh = bits & v->nmi_bits & ~__atomic_load_n(&v->page->overflow_status, __ATOMIC_RELAXED);
+		if (fresh) {
+			__atomic_or_fetch(&v->page->overflow_status, fresh, __ATOMIC_RELEASE);
+			raised = hv->ops->nmi_raise(hv->vmm, vcpu) == 0;
+		}
+	}
+	if ((bits & ~v->nmi_bits) && hv->ops->irq_raise(hv->vmm, hv->cfg.gsi) == 0)
+		raised = true;
+	if (raised) {
 		v->last_irq_ns = now;
 		v->nr_irqs++;
 	}
@@ -324,15 +344,24 @@ static int64_t hc_counters_set(struct hv_vcpu *v, uint64_t gpa, uint64_t n)
 	return 0;
 }
 
-static int64_t hc_overflow_set(struct hv_vcpu *v, uint64_t idx, uint64_t period)
+static int64_t hc_overflow_set(struct hv_vcpu *v, uint64_t idx, uint64_t period, uint64_t flags)
 {
 	int ret;
 
-	if (idx >= (uint64_t)v->nr_counters)
+	if (idx >= (uint64_t)v->nr_counters || (flags & ~(uint64_t)VPERF_OVERFLOW_FLAGS))
+		return -VPERF_EINVAL;
+	if ((flags & VPERF_OVERFLOW_NMI) && !v->hv->ops->nmi_raise)
 		return -VPERF_EINVAL;
 	ret = hv_counter_set_period(v, &v->counters[idx], period);
 	if (ret)
 		return ret;
+	if (period && (flags & VPERF_OVERFLOW_NMI))
+		v->nmi_bits |= 1ull << idx;
+	else
+		v->nmi_bits &= ~(1ull << idx);
+	v->overflow_status &= ~(1ull << idx);	/* a fresh start in either mode */
+	if (v->page)
+		__atomic_and_fetch(&v->page->overflow_status, ~(1ull << idx), __ATOMIC_RELAXED);
 	atomic_fetch_and(&v->pending, ~(1ull << idx));
 	return 0;
 }
@@ -452,7 +481,7 @@ int64_t vperf_hv__hypercall(struct vperf_hv *hv, int vcpu, uint32_t op, const ui
 		page_update(v);
 		return 0;
 	case VPERF_HC_OVERFLOW_SET:
-		return hc_overflow_set(v, args[0], args[1]);
+		return hc_overflow_set(v, args[0], args[1], args[2]);
 	case VPERF_HC_OVERFLOW_ACK:
 		return hc_overflow_ack(v, args[0]);
 	case VPERF_HC_TRACE_REGISTER:

@@ -343,6 +343,54 @@ static void overflow_raises_at_the_period_and_acks_clear(void **state)
 	assert_int_equal(f->vm.irqs, 3);
 }
 
+static int64_t hc3(struct fixture *f, int vcpu, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	uint64_t args[4] = { a0, a1, a2, 0 };
+
+	return vperf_hv__hypercall(f->hv, vcpu, op, args);
+}
+
+static void overflow_nmi_goes_to_its_vcpu_not_the_line(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_true(vperf_hv__features(f->hv) & VPERF_FEAT_OVERFLOW_NMI);
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
+	put_desc(f, DESC_GPA, 1, VPERF_SRC_EXITS, UINT64_MAX, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 2), 0);
+	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 0, 3, 2), -VPERF_EINVAL);	/* unknown flag */
+	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 0, 3, VPERF_OVERFLOW_NMI), 0);
+	for (int i = 0; i < 9; i++) {
+		f->vm.exits[0]++;
+		vperf_hv__vcpu_exit(f->hv, 0);
+	}
+	/* one NMI until the guest clears the bit in its page: a second would find it clear */
+	assert_int_equal(f->vm.nmis[0], 1);
+	assert_int_equal(f->vm.nmis[1], 0);
+	assert_int_equal(f->vm.irqs, 0);
+	assert_int_equal(page(f)->overflow_status, 1);	/* set before the NMI */
+	assert_int_equal(hc(f, 0, VPERF_HC_SNAPSHOT, 0, 0), 0);
+	assert_int_equal(page(f)->overflow_status, 1);	/* a page update keeps it */
+	for (int k = 0; k < 2; k++) {
+		((struct vperf_vcpu_page *)gmem(f, PAGE_GPA))->overflow_status &= ~1ull;	/* the guest handler */
+		for (int i = 0; i < 3; i++) {
+			f->vm.exits[0]++;
+			vperf_hv__vcpu_exit(f->hv, 0);
+		}
+	}
+	assert_int_equal(f->vm.nmis[0], 3);
+	/* the other counter keeps the device's line */
+	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_SET, 0, 0), 0);
+	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 1, 3, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		f->vm.exits[0]++;
+		vperf_hv__vcpu_exit(f->hv, 0);
+	}
+	assert_int_equal(f->vm.nmis[0], 3);	/* counter 0 disarmed */
+	assert_int_equal(f->vm.irqs, 1);
+}
+
 static void overflow_rate_is_limited_not_lost(void **state)
 {
 	struct fixture *f;
@@ -434,6 +482,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test(operator_allowlist_restricts),
 		cmocka_unit_test_setup_teardown(overflow_raises_at_the_period_and_acks_clear, setup, teardown),
+		cmocka_unit_test_setup_teardown(overflow_nmi_goes_to_its_vcpu_not_the_line, setup, teardown),
 		cmocka_unit_test(overflow_rate_is_limited_not_lost),
 		cmocka_unit_test_setup_teardown(clock_overflow_period_has_a_floor, setup, teardown),
 		cmocka_unit_test_setup_teardown(ucall_is_copied_and_terminated, setup, teardown),

@@ -39,6 +39,7 @@
 #define VPERF_FEAT_TRACE	(1u << 2)	/* trace rings */
 #define VPERF_FEAT_HW_EVENTS	(1u << 3)	/* the host has a PMU */
 #define VPERF_FEAT_DOORBELL	(1u << 4)	/* the counter doorbell page */
+#define VPERF_FEAT_OVERFLOW_NMI	(1u << 5)	/* OVERFLOW_SET's VPERF_OVERFLOW_NMI */
 
 /*
  * Doorbell leaf (present when the base leaf's EAX reaches it and the
@@ -65,12 +66,23 @@ enum vperf_hc_op {
 	VPERF_HC_PAGE_REGISTER	= 3,	/* RBX = GPA of this vCPU's page, 0: off */
 	VPERF_HC_COUNTERS_SET	= 4,	/* RBX = GPA of vperf_event_desc[RCX] */
 	VPERF_HC_SNAPSHOT	= 5,	/* refresh this vCPU's page now */
-	VPERF_HC_OVERFLOW_SET	= 6,	/* RBX = counter, RCX = period, 0: off */
+	VPERF_HC_OVERFLOW_SET	= 6,	/* RBX = counter, RCX = period, 0: off,
+					 * RSI = VPERF_OVERFLOW_* flags */
 	VPERF_HC_OVERFLOW_ACK	= 7,	/* RBX = bits of overflow_status to clear */
 	VPERF_HC_TRACE_REGISTER	= 8,	/* RBX = GPA, RCX = bytes: trace ring */
 	VPERF_HC_TRACE_FLUSH	= 9,	/* drain this vCPU's trace ring now */
 	VPERF_HC_NR_OPS
 };
+
+/*
+ * OVERFLOW_SET flags.  VPERF_OVERFLOW_NMI (with VPERF_FEAT_OVERFLOW_NMI):
+ * the counter's overflows raise an NMI on the vCPU whose counter it is,
+ * not the device's interrupt line, so that the guest's handler runs on
+ * that vCPU and sees the thread the overflow interrupted (sampling).  The
+ * page's overflow_status has the counter's bit when the NMI arrives.
+ */
+#define VPERF_OVERFLOW_NMI	(1u << 0)
+#define VPERF_OVERFLOW_FLAGS	VPERF_OVERFLOW_NMI
 
 /* Error results (returned negated in RAX). */
 enum vperf_err {

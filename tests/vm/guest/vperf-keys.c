@@ -7,16 +7,20 @@
  *  - In L1 every L2 boot flipped such keys: creating and destroying a KVM VM flips preempt_notifier_key
  *    (checked in __schedule), a vCPU's local APIC flips apic_sw_disabled, and vperf-vmm's per-vCPU perf events
  *    flip perf_sched_events and perf_swevent_enabled[]. About one L2 boot in ten froze L1.
- *  - In L2 every load and unload of vperf_guest.ko flips the keys of the tracepoints it hooks (sched_switch,
- *    sched_process_exit, sched_process_fork) when it is their only probe; a CI run froze in the middle of the
- *    kmod test's load/unload cycles. vperf stat's perf events flip the perf keys as in L1.
- * A static key is patched only when its count goes between 0 and 1: this program keeps each count at 1 or more
- * for the guest's lifetime, so the tests only move them between 1 and 2. It holds
+ *  - In L2 every load and unload of vperf_guest.ko patches the tracepoints it hooks (sched_switch,
+ *    sched_process_exit, sched_process_fork): a tracepoint's static key flips when it gets its first probe, and
+ *    its static call is repointed when it goes between one probe (called directly) and two (the iterator). CI
+ *    runs froze in the middle of the kmod test's load/unload cycles, first with no other probe, then with one.
+ *    vperf stat's perf events flip the perf keys as in L1.
+ * A static key is patched only when its count goes between 0 and 1, a tracepoint's static call only when its
+ * probes go between 1 and 2: this program keeps keys at 1 or more and the named tracepoints at 2 probes or more
+ * for the guest's lifetime, so the tests never patch them. It holds
  *  - where /dev/kvm exists: a VM with an in-kernel irqchip and one vCPU that never runs;
  *  - task-bound software perf events on itself (task-clock, cpu-clock, context-switches, cpu-migrations,
  *    page-faults);
- *  - for each SUBSYSTEM:NAME argument, a task-bound tracepoint perf event (its id from tracefs), which registers
- *    a probe on that tracepoint for as long as it is open.
+ *  - for each SUBSYSTEM:NAME argument two probes: a task-bound tracepoint perf event (its id from tracefs),
+ *    which registers perf's probe for as long as it is open, and the event enabled in tracefs (ftrace's probe),
+ *    with tracing_on 0 so that the probe returns at once without writing to the trace buffer.
  * init.sh starts it before the other CPUs come online (the kernels boot with maxcpus=1), so that raising the
  * keys patches text while one CPU runs.
  *
@@ -77,6 +81,31 @@ static long long tracepoint_id(const char *sys, const char *name)
 	return -err;
 }
 
+/* Write s to ROOT/path under the first tracefs root that has it: 0 or -errno. */
+static int tracefs_write(const char *path, const char *s)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	int err = ENOENT;
+
+	for (unsigned int i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		char full[256];
+		int fd;
+		ssize_t n;
+
+		snprintf(full, sizeof(full), "%s/%s", roots[i], path);
+		fd = open(full, O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			err = errno;
+			continue;
+		}
+		n = write(fd, s, strlen(s));
+		err = n == (ssize_t)strlen(s) ? 0 : errno;
+		close(fd);
+		return -err;
+	}
+	return -err;
+}
+
 static void add_name(char *list, size_t size, const char *name)
 {
 	size_t n = strlen(list);
@@ -112,7 +141,7 @@ int main(int argc, char **argv)
 		{ PERF_COUNT_SW_CPU_MIGRATIONS, "cpu-migrations" },
 		{ PERF_COUNT_SW_PAGE_FAULTS, "page-faults" },
 	};
-	char events[512] = "";
+	char events[1024] = "", probes[160];
 	int vm;
 
 	for (int i = 1; i < argc; i++) {
@@ -149,7 +178,22 @@ int main(int argc, char **argv)
 			fprintf(stderr, "vperf-keys: tracepoint %s: %s (its key is not held)\n", argv[i], strerror(errno));
 			continue;
 		}
-		add_name(events, sizeof(events), argv[i]);
+		/* the second probe: ftrace's, with the trace buffer off */
+		if (tracefs_write("tracing_on", "0") == 0) {
+			char path[160];
+			int err;
+
+			snprintf(path, sizeof(path), "events/%s/%s/enable", sys, name);
+			err = tracefs_write(path, "1");
+			if (err) {
+				fprintf(stderr, "vperf-keys: tracepoint %s: enabling it in tracefs: %s (its static call "
+					"is not held)\n", argv[i], strerror(-err));
+				add_name(events, sizeof(events), argv[i]);
+				continue;
+			}
+		}
+		snprintf(probes, sizeof(probes), "%s(perf+ftrace)", argv[i]);
+		add_name(events, sizeof(events), probes);
 	}
 	printf("vperf-keys: holding %sperf events %s\n", vm ? "a VM with an irqchip and 1 vCPU, " : "",
 	       events[0] ? events : "none");

@@ -35,6 +35,10 @@
 #                   slice (each slice's closing SNAPSHOT is an exit), 0..5 more; a thread without I/O: its slices'
 #   thread-stress   16 threads start, map, run and end 21 contexts each (by STOP, by closing their own file, by
 #                   exiting) at once: no context left, and the dmesg case covers oopses
+#   thread-sample   VPERF_THREAD_SAMPLE on vcpu-clock every 2 ms (overflow NMIs): two functions burn 1200 and
+#                   400 ms in alternating slices; the ring's user IPs in each come out in the ratio of the
+#                   functions' measured CPU times (nominally 3:1) within 10%, none lost, the values grow, signals
+#                   with POLL_IN and the cookie arrive; argument and mmap errors
 #   thread-unload   with a monitored thread alive, rmmod is refused (its file holds the module); after it exits
 #                   no context is left
 #   thread-hc       --stats: SNAPSHOT hypercalls lie between the slices the thread pages accounted and the
@@ -71,7 +75,7 @@ ls -l /dev/vperf
 vperf-kmod-info; case_ ioctl $?
 echo "KMOD-PARAM irq=$(cat /sys/module/vperf_guest/parameters/irq) irq_count=$(cat /sys/module/vperf_guest/parameters/irq_count)"
 case_ params $?
-for m in api single "migrate 50" split sleep read inherit attach doorbell exits stress; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
+for m in api single "migrate 50" split sleep read inherit attach doorbell exits stress sample; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
 vperf-kmod-thread hold 3 & hp=$!
 sleep 1
 if rmmod vperf_guest; then echo "KMOD-UNLOAD rmmod succeeded with a monitored thread"; insmod /payload/vperf_guest.ko; u=1
@@ -101,6 +105,7 @@ while [ $i -lt '"$CYCLES"' ]; do
 	w=0; while [ ! -e /tmp/churn.ready ] && [ $w -lt 500 ]; do sleep 0.01; w=$((w + 1)); done
 	if rmmod vperf_guest 2>/dev/null; then echo "KMOD-CYCLES rmmod succeeded while monitored in cycle $i"
 	else refused=$((refused + 1)); fi
+	rm -f /tmp/churn.ready	# lets it end
 	wait $cp && churned=$((churned + 1))
 	t=$(cat /sys/module/vperf_guest/parameters/threads 2>/dev/null)
 	[ "$t" = 0 ] || echo "KMOD-CYCLES threads = $t after the monitored process exited in cycle $i"
@@ -121,7 +126,7 @@ sleep 1
 exit 0'
 
 set +e
-"$VM_DIR/vm-run.sh" --vcpus 2 --timeout 600 --vmm-arg --stats \
+"$VM_DIR/vm-run.sh" --vcpus 2 --timeout 300 --vmm-arg --stats \
 	--add "$B/vperf_guest.ko" --add "$B/vperf-kmod-info" --add "$B/vperf-kmod-irq" \
 	--add "$B/vperf-kmod-thread" "$@" -- "$GUEST_CMD" 2>&1 | tee "$LOG"
 st=${PIPESTATUS[0]}
@@ -137,7 +142,8 @@ line() { { grep -a "$1" "$LOG.clean" || true; } | tail -1 | sed "s/.*$1 *//"; }
 first() { { grep -a "$1" "$LOG.clean" || true; } | head -1 | sed "s/.*$2 *//"; }	# first PATTERN STRIP
 
 for c in insmod devnode ioctl params thread-api thread-single thread-migrate thread-split thread-sleep \
-	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-stress thread-unload irq hotplug cycles dmesg; do
+	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-stress thread-sample thread-unload irq \
+	hotplug cycles dmesg; do
 	s="$(case_status "$c")"
 	case "$c" in
 	insmod) detail="$(line 'vperf_guest: registered')" ;;
@@ -150,6 +156,8 @@ for c in insmod devnode ioctl params thread-api thread-single thread-migrate thr
 		detail="$({ grep -a "kmod-thread: ${c#thread-} [A-Z]*[a-z]* .*vcpu-clock" "$LOG.clean" || true; } |
 			sed 's/.*kmod-thread: [a-z]* [a-zA-Z]* //; s/ steal.*//; s/, [0-9]* slices.*//' | paste -sd';')" ;;
 	thread-stress) detail="$(first 'kmod-thread: stress [oF]' 'kmod-thread: stress [a-zA-Z]*')" ;;
+	thread-sample) detail="$({ grep -a 'kmod-thread: sample [oF][kA]* samples' "$LOG.clean" || true; } | tail -1 |
+		sed 's/.*kmod-thread: sample [a-zA-Z]* //')" ;;
 	thread-exits) detail="$({ grep -a 'kmod-thread: exits [oF][kA]' "$LOG.clean" || true; } |
 		sed 's/.*kmod-thread: exits [a-zA-Z]* //' | paste -sd';')" ;;
 	thread-doorbell) detail="$({ grep -a 'kmod-thread: doorbell [oF][kA]' "$LOG.clean" || true; } | tail -2 |

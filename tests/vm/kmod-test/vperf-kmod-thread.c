@@ -31,11 +31,24 @@
  *            own; a thread without I/O: only its slices' (0..5 extra)
  *   stress   16 threads start, map, run and end 21 contexts each, ending
  *            them by STOP, by closing their own file and by exiting
+ *   steal    (run with a CPU hog beside the vCPU thread on the host: see
+ *            steal.sh) a thread burns 300 ms of guest CPU time on CPU 0;
+ *            the time its slices lost on the host, guest wall time in host
+ *            ns less its vcpu-clock, must be at least 20% of the wall time
+ *            (the hog took some) and its vperf::steal within 10% of it
+ *   sample   START with VPERF_THREAD_SAMPLE (vcpu-clock, 2 ms, a signal per
+ *            sample): two functions burn 1200 and 400 ms in alternating
+ *            slices of 3x and x, x 0.5..3 ms; the ring's user-mode IPs in each function's
+ *            own section come out in the ratio of their measured CPU times
+ *            (nominally 3:1) within 10%, nothing is lost, the
+ *            records' vcpu-clock values grow, the signals carry POLL_IN and
+ *            the cookie, and the module's nmi_count grew
  *   hold S   start a context, map it, sleep S seconds, exit without STOP
  *   churn MS FILE  START with inheritance, 4 threads migrating between the
- *            vCPUs burn MS ms each; FILE is created once they run (the
- *            kmod test's load/unload cycles try rmmod then); every thread
- *            gets a row that counted
+ *            vCPUs burn MS ms each; FILE is created once they run, and the
+ *            file stays open until FILE is removed (the kmod test's
+ *            load/unload cycles try rmmod in between); every thread gets a
+ *            row that counted
  * The page is read in user space with its seq protocol, no system call; it
  * holds the counts up to the thread's last switch-out, so a reader sleeps
  * 1 ms first.  Prints "kmod-thread: ..." lines and, per context, a
@@ -65,6 +78,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <vperf/abi.h>	/* VPERF_FEAT_* */
 #include "vperf_guest_uapi.h"
 
 /*
@@ -284,17 +298,26 @@ static void migrate_tick(unsigned int n)
 	pin(n & 1);
 }
 
-static int threads_param(void)
+/* A numeric parameter of vperf_guest.ko, -1 if unreadable. */
+static long module_param_value(const char *name)
 {
-	FILE *f = fopen("/sys/module/vperf_guest/parameters/threads", "r");
-	int n = -1;
+	char path[128];
+	FILE *f;
+	long n = -1;
 
+	snprintf(path, sizeof(path), "/sys/module/vperf_guest/parameters/%s", name);
+	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	if (fscanf(f, "%d", &n) != 1)
+	if (fscanf(f, "%ld", &n) != 1)
 		n = -1;
 	fclose(f);
 	return n;
+}
+
+static int threads_param(void)
+{
+	return (int)module_param_value("threads");
 }
 
 
@@ -504,6 +527,9 @@ static void test_churn(unsigned int ms, const char *ready)
 	fd_ready = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd_ready >= 0)
 		close(fd_ready);
+	/* the file stays open (and the module held) until the caller has tried rmmod and removed FILE */
+	for (i = 0; i < 5000 && access(ready, F_OK) == 0; i++)
+		usleep(1000);
 	for (i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
 	/* a joined thread may not have reached its exit probe yet */
@@ -517,6 +543,243 @@ static void test_churn(unsigned int ms, const char *ready)
 	snprintf(what, sizeof(what), "%d rows, %d exited threads with a count (want 5, 4)", n, counted);
 	check(n == 5 && counted == 4, "churn", what);
 	report_rows_hc(rows, n);	/* the thread-hc case sums every context's SNAPSHOTs */
+}
+
+/* ---- sample ---- */
+
+extern char __start_vperf_hot3[], __stop_vperf_hot3[], __start_vperf_hot1[], __stop_vperf_hot1[];
+
+static volatile uint64_t sink;
+
+/* Each burn loop lives in its own section, so that a sampled IP tells which one ran. */
+/* Each burns at least ns of thread CPU time and returns how much it did (its last check overshoots). */
+__attribute__((noinline, used, section("vperf_hot3"))) static uint64_t hot3(uint64_t ns)
+{
+	uint64_t t0 = thread_ns(), t;
+
+	while ((t = thread_ns() - t0) < ns)
+		for (int i = 0; i < 20000; i++)
+			sink += (uint64_t)i * 3;
+	return t;
+}
+
+__attribute__((noinline, used, section("vperf_hot1"))) static uint64_t hot1(uint64_t ns)
+{
+	uint64_t t0 = thread_ns(), t;
+
+	while ((t = thread_ns() - t0) < ns)
+		for (int i = 0; i < 20000; i++)
+			sink += (uint64_t)i * 5;
+	return t;
+}
+
+static volatile sig_atomic_t sample_sigs, sample_bad_sigs;
+
+static void on_sample_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (si->si_code == POLL_IN && si->si_fd == 4242)
+		sample_sigs++;
+	else
+		sample_bad_sigs++;
+}
+
+struct sample_tally {
+	unsigned long n3, n1, other, kernel, nonmono, novalues;
+	uint64_t last_value;
+};
+
+static void sample_drain(volatile struct vperf_sample_ring *hdr, const struct vperf_sample_record *recs,
+			 struct sample_tally *t)
+{
+	uint64_t head = __atomic_load_n(&hdr->head, __ATOMIC_ACQUIRE), tail = hdr->tail;
+
+	for (; tail < head; tail++) {
+		const struct vperf_sample_record *r = &recs[tail % hdr->nr_records];
+		const char *ip = (const char *)(uintptr_t)r->ip;
+
+		if (!(r->flags & VPERF_SAMPLE_USER))
+			t->kernel++;
+		else if (ip >= __start_vperf_hot3 && ip < __stop_vperf_hot3)
+			t->n3++;
+		else if (ip >= __start_vperf_hot1 && ip < __stop_vperf_hot1)
+			t->n1++;
+		else
+			t->other++;
+		if (!(r->flags & VPERF_SAMPLE_VALUES))
+			t->novalues++;
+		else if (r->values[VPERF_THREAD_CTR_VCPU_CLOCK] < t->last_value)
+			t->nonmono++;
+		else
+			t->last_value = r->values[VPERF_THREAD_CTR_VCPU_CLOCK];
+	}
+	__atomic_store_n(&hdr->tail, tail, __ATOMIC_RELEASE);
+}
+
+static long nmi_count_param(void)
+{
+	return module_param_value("nmi_count");
+}
+
+#define SAMPLE_PERIOD 2000000	/* 2 ms: in nested TCG a sample (NMI, signal) costs ~0.5 ms */
+
+static void test_sample(void)
+{
+	const unsigned int pages = 16;
+	struct vperf_thread_start st;
+	struct sample_tally t = { 0 };
+	struct sigaction sa;
+	volatile struct vperf_sample_ring *hdr;
+	const struct vperf_sample_record *recs;
+	struct vperf_info info;
+	char what[400];
+	long nmi0, nmi1;
+	uint64_t ns3 = 0, ns1 = 0;
+	double ratio, want;
+	void *ring;
+	int i, sfd;
+
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	if (ioctl(fd, VPERF_IOC_INFO, &info) || !(info.features & VPERF_FEAT_OVERFLOW_NMI)) {
+		check(0, "sample", "the device offers no overflow NMIs (VPERF_FEAT_OVERFLOW_NMI)");
+		return;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sample_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGRTMIN + 4, &sa, NULL);
+	/* the ring maps read-write (the reader stores tail): a file open for writing */
+	sfd = open("/dev/" VPERF_DEV_NAME, O_RDWR);
+	if (sfd < 0) {
+		check(0, "sample", "open /dev/vperf O_RDWR");
+		return;
+	}
+	pin(0);
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	st.flags = VPERF_THREAD_SAMPLE;
+	st.sample_counter = VPERF_THREAD_CTR_VCPU_CLOCK;
+	st.sample_pages = 3;	/* not a power of 2 */
+	st.sample_period = SAMPLE_PERIOD;
+	st.sample_signo = SIGRTMIN + 4;
+	st.sample_cookie = 4242;
+	check(ioctl(sfd, VPERF_IOC_THREAD_START, &st) == -1 && errno == EINVAL, "sample", "3 ring pages: EINVAL");
+	st.sample_pages = pages;
+	st.sample_period = 1000;
+	check(ioctl(sfd, VPERF_IOC_THREAD_START, &st) == -1 && errno == EINVAL, "sample",
+	      "a period under 100 us: EINVAL");
+	st.sample_period = SAMPLE_PERIOD;
+	st.tid = getppid();
+	check(ioctl(sfd, VPERF_IOC_THREAD_START, &st) == -1 && errno == EINVAL, "sample",
+	      "sampling another thread: EINVAL");
+	st.tid = 0;
+	if (ioctl(sfd, VPERF_IOC_THREAD_START, &st)) {
+		check(0, "sample", strerror(errno));
+		close(sfd);
+		return;
+	}
+	check(mmap(NULL, 4096, PROT_READ, MAP_SHARED, sfd, VPERF_SAMPLE_PGOFF * 4096) == MAP_FAILED &&
+	      errno == EINVAL, "sample", "a ring mapping of the wrong size: EINVAL");
+	ring = mmap(NULL, (1 + pages) * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, sfd, VPERF_SAMPLE_PGOFF * 4096);
+	if (ring == MAP_FAILED) {
+		check(0, "sample", strerror(errno));
+		close(sfd);
+		return;
+	}
+	hdr = ring;
+	recs = (const struct vperf_sample_record *)((char *)ring + 4096);
+	snprintf(what, sizeof(what), "ring header: size %u version %u record %u records %u period %llu",
+		 hdr->size, hdr->version, hdr->record_size, hdr->nr_records, (unsigned long long)hdr->period);
+	check(hdr->size == sizeof(struct vperf_sample_ring) && hdr->version == VPERF_SAMPLE_RING_VERSION &&
+	      hdr->record_size == sizeof(struct vperf_sample_record) && hdr->nr_records == pages * 64 &&
+	      hdr->period == SAMPLE_PERIOD, "sample", what);
+	nmi0 = nmi_count_param();
+	quiesce();
+	i = 0;
+	/*
+	 * hot1 400 ms, hot3 three times each slice: slices of 0.5..3 ms at a
+	 * varying phase, so that the periodic samples do not alias with a
+	 * fixed split (as tests/workloads/sample3to1.c explains)
+	 */
+	for (uint64_t done = 0, seed = 12345; done < 400000000; ) {
+		uint64_t slice;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		slice = 500000 + (seed >> 33) % 2500000;
+		ns3 += hot3(3 * slice);
+		ns1 += hot1(slice);
+		done += slice;
+		if (++i % 8 == 0)
+			sample_drain(hdr, recs, &t);
+	}
+	i = 0;
+	usleep(10000);
+	sample_drain(hdr, recs, &t);
+	nmi1 = nmi_count_param();
+	check(ioctl(sfd, VPERF_IOC_THREAD_STOP) == 0, "sample", "THREAD_STOP");
+	ratio = t.n1 ? (double)t.n3 / (double)t.n1 : 0;
+	want = ns1 ? (double)ns3 / (double)ns1 : 0;	/* 3 and the last checks' overshoot */
+	snprintf(what, sizeof(what),
+		 "samples: hot3 %lu hot1 %lu (ratio %.3f; their CPU times %.1f and %.1f ms: %.3f, within 10%%), "
+		 "elsewhere %lu, in the kernel %lu, "
+		 "lost %llu; %d signals (%d bad); values without %lu, backwards %lu; NMIs %ld",
+		 t.n3, t.n1, ratio, ns3 / 1e6, ns1 / 1e6, want, t.other, t.kernel, (unsigned long long)hdr->lost, (int)sample_sigs,
+		 (int)sample_bad_sigs, t.novalues, t.nonmono, nmi1 - nmi0);
+	check(t.n3 + t.n1 >= 400 && ratio >= 0.9 * want && ratio <= 1.1 * want && hdr->lost == 0 && sample_sigs > 0 &&
+	      !sample_bad_sigs && !t.nonmono && t.novalues * 10 < t.n3 + t.n1 &&
+	      nmi1 - nmi0 >= (long)(t.n3 + t.n1), "sample", what);
+	munmap(ring, (1 + pages) * 4096);
+	close(sfd);
+	unpin();
+}
+
+static void test_steal(void)
+{
+	const struct vperf_thread_page *pg;
+	struct vperf_thread_page v0, v1;
+	uint64_t w0, w1, t0, t1;
+	double ratio, wall, clk, steal, lost;
+	char what[400], line[480];
+	int i, good = 0;
+
+	pin(0);
+	pg = start("steal");
+	if (!pg)
+		return;
+	quiesce();
+	for (i = 0; i < 3; i++) {	/* three rounds, two must agree (as run_burners()) */
+		usleep(1000);	/* v0 is a slice boundary */
+		page_read(pg, &v0);
+		w0 = clock_ns(CLOCK_MONOTONIC);
+		t0 = thread_ns();
+		burn(300, NULL);
+		t1 = thread_ns();
+		w1 = clock_ns(CLOCK_MONOTONIC);
+		usleep(1000);
+		page_read(pg, &v1);
+		ratio = (double)(v1.host_ns - v0.host_ns) / (double)(v1.guest_ns - v0.guest_ns);
+		wall = (double)(w1 - w0) * ratio;
+		clk = (double)(v1.counters[VPERF_THREAD_CTR_VCPU_CLOCK].value -
+			       v0.counters[VPERF_THREAD_CTR_VCPU_CLOCK].value);
+		steal = (double)(v1.counters[VPERF_THREAD_CTR_STEAL].value -
+				 v0.counters[VPERF_THREAD_CTR_STEAL].value);
+		/* the slices' host time less what the vCPU thread ran: the thread's inflation */
+		lost = (double)(v1.host_ns - v0.host_ns) - clk;
+		snprintf(what, sizeof(what),
+			 "round %d: thread-cputime %.1f ms, wall %.1f ms (host ns), slices %.1f ms, vcpu-clock %.1f ms: "
+			 "inflation %.1f ms (%.0f%% of wall), steal %.1f ms, error %+.1f%% (host/guest %.4f)",
+			 i + 1, (t1 - t0) / 1e6, wall / 1e6, (v1.host_ns - v0.host_ns) / 1e6, clk / 1e6,
+			 lost / 1e6, 100 * lost / wall, steal / 1e6, lost > 0 ? 100 * (steal - lost) / lost : 0, ratio);
+		good += lost >= 0.2 * wall && steal >= 0.9 * lost && steal <= 1.1 * lost;
+		printf("kmod-thread: steal-round %s\n", what);
+	}
+	snprintf(line, sizeof(line), "%d of 3 rounds within 10%% (last %.400s)", good, what);
+	check(good >= 2, "steal", line);
+	check(ioctl(fd, VPERF_IOC_THREAD_STOP) == 0, "steal", "THREAD_STOP");
+	munmap((void *)pg, 4096);
+	unpin();
 }
 
 static void test_inherit(void)
@@ -1029,8 +1292,10 @@ static void test_api(void)
 	st.flags = 0;
 	check(ioctl(fd, VPERF_IOC_THREAD_START, &st) == -1 && errno == EBUSY, m,
 	      "second START: EBUSY");
-	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 8192);
-	check(p == MAP_FAILED && errno == EINVAL, m, "mmap offset 8192: EINVAL");
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, VPERF_SAMPLE_PGOFF * 4096);
+	check(p == MAP_FAILED && errno == ENOENT, m, "the sample ring of a context that does not sample: ENOENT");
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 12288);
+	check(p == MAP_FAILED && errno == EINVAL, m, "mmap offset 12288: EINVAL");
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 4096);
 	check(p == MAP_FAILED && errno == EPERM, m, "writable doorbell mapping: EPERM");
 	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 4096);
@@ -1271,6 +1536,10 @@ int main(int argc, char **argv)
 		test_exits();
 	} else if (!strcmp(mode, "stress")) {
 		test_stress();
+	} else if (!strcmp(mode, "sample")) {
+		test_sample();
+	} else if (!strcmp(mode, "steal")) {
+		test_steal();
 	} else if (!strcmp(mode, "churn")) {
 		if (argc < 4) {
 			fprintf(stderr, "usage: vperf-kmod-thread churn MS READY-FILE\n");
@@ -1289,7 +1558,7 @@ int main(int argc, char **argv)
 		report_hc(pg, 0);
 		return 0;	/* exits with the context, the mapping and the file */
 	} else {
-		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|stress|hold [S]|churn MS FILE\n");
+		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|stress|sample|steal|hold [S]|churn MS FILE\n");
 		return 2;
 	}
 	printf("kmod-thread: %s %s\n", mode, fails ? "FAILED" : "PASSED");

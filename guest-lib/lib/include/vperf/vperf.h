@@ -340,8 +340,10 @@ struct vperf_sample_opts {
  * Sample on event idx's overflow, before open.  Only for a
  * VPERF_TARGET_SELF set: the callback runs in the thread that opened it
  * (each thread that wants samples opens its own set).  Samples arrive
- * between vperf_evset__start() and vperf_evset__stop().  vperf:: events
- * cannot be sampled yet (-EOPNOTSUPP).
+ * between vperf_evset__start() and vperf_evset__stop().  Of the vperf::
+ * events only vperf::vcpu-clock samples (pv backend: vperf_guest.ko's
+ * overflow NMIs), with a period in ns of at least 100000 and no frequency
+ * mode, one per set; the others are -EOPNOTSUPP.
  */
 VPERF_API int vperf_evset__sample(struct vperf_evset *es, int idx,
 				  const struct vperf_sample_opts *opts)

@@ -47,6 +47,11 @@ struct vperf_hv_ops {
 	void (*guest_exit)(void *vmm, int vcpu, uint32_t status);
 	/* Print a guest report (VPERF_UCALL_*); NULL: discard. */
 	void (*report)(void *vmm, int vcpu, const struct vperf_ucall *uc);
+	/*
+	 * Queue an NMI on vcpu; called from that vCPU's thread, between
+	 * KVM_RUNs.  NULL: the device offers no VPERF_OVERFLOW_NMI.
+	 */
+	int (*nmi_raise)(void *vmm, int vcpu);
 };
 
 struct vperf_hv_config {

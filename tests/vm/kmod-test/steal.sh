@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# kmod-test/steal.sh [vm-run options]: vperf::steal against the time a guest thread loses on the host.
+# Boots a 1-vCPU guest whose vperf-vmm runs on host CPU 0 beside a CPU hog on the same CPU (vm-run.sh --vmm-prefix
+# and --host-bg; the host is L1 when nested), loads vperf_guest.ko and runs `vperf-kmod-thread steal`: a thread
+# burns 300 ms of guest CPU time three times; the host time its slices lasted less its vcpu-clock is what it lost
+# to the hog, and its vperf::steal (the vCPU thread's schedstat run delay over its slices) must be within 10% of
+# that in two rounds of three, with the loss at least 20% of the wall time. Prints "kmod-test: PASS|FAIL steal
+# (<detail>)".
+# Exit status: 0 passed, 1 failed, or vm-run's own (124 timeout, 125 boot failure, ...).
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR/.. source=../common.sh
+. "$(dirname "$0")/../common.sh"
+
+[ "${1:-}" != "-h" ] && [ "${1:-}" != "--help" ] || { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0; }
+
+B="$("$VM_DIR/kmod-test/build.sh")"
+LOG="$VPERF_VM_BUILD/kmod-steal.log"
+# shellcheck disable=SC2016 # expands in the guest
+GUEST_CMD='insmod /payload/vperf_guest.ko || exit 1
+vperf-kmod-thread steal; st=$?
+echo "KMOD-CASE steal status=$st"
+rmmod vperf_guest
+exit 0'
+
+set +e
+"$VM_DIR/vm-run.sh" --vcpus 1 --timeout 300 --vmm-prefix 'taskset -c 0' \
+	--host-bg 'exec taskset -c 0 sh -c "while :; do :; done"' \
+	--add "$B/vperf_guest.ko" --add "$B/vperf-kmod-thread" "$@" -- "$GUEST_CMD" 2>&1 | tee "$LOG"
+st=${PIPESTATUS[0]}
+set -e
+tr -d '\r' <"$LOG" >"$LOG.clean"
+s="$(sed -n 's/.*KMOD-CASE steal status=\([0-9]*\).*/\1/p' "$LOG.clean" | tail -1)"
+detail="$({ grep -a 'kmod-thread: steal [oF][kA]' "$LOG.clean" || true; } | head -1 | sed 's/.*kmod-thread: steal [a-zA-Z]* //')"
+if [ "$s" = 0 ]; then
+	echo "kmod-test: PASS steal (${detail:-no report})"
+	exit 0
+fi
+echo "kmod-test: FAIL steal (guest status ${s:-none}: ${detail:-no report})"
+[ "$st" = 0 ] && exit 1 || exit "$st"
