@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -20,6 +22,7 @@ int __wrap_vperf__pv_ioctl(int fd, unsigned long req, void *arg);
 int __wrap_vperf__pv_mmap(int fd, size_t len, void **addr);
 void __wrap_vperf__pv_munmap(void *addr, size_t len);
 int __wrap_vperf__pv_mmap_doorbell(int fd, void **addr);
+int __wrap_vperf__pv_mmap_ring(int fd, size_t len, void **addr);
 void __wrap_vperf__pv_close(int fd);
 
 void fake_reset(void)
@@ -159,6 +162,18 @@ static int do_start(int fd, struct vperf_thread_start *st)
 	if (!c)
 		return -ENOMEM;
 	c->start_flags = st->flags;
+	if (st->flags & VPERF_THREAD_SAMPLE) {
+		struct vperf_sample_ring *h = (struct vperf_sample_ring *)fake.ring;
+
+		if (st->size < VPERF_THREAD_START_SIZE_VER1 || st->tid || st->sample_pages != 16)
+			return -EINVAL;
+		memset(fake.ring, 0, sizeof(fake.ring));
+		h->size = sizeof(*h);
+		h->version = VPERF_SAMPLE_RING_VERSION;
+		h->record_size = sizeof(struct vperf_sample_record);
+		h->nr_records = 16 * 4096 / sizeof(struct vperf_sample_record);
+		h->period = st->sample_period;
+	}
 	if (!st->tid) {
 		c->page = aligned_alloc(FAKE_PAGE_SIZE, FAKE_PAGE_SIZE);
 		if (!c->page)
@@ -307,4 +322,44 @@ int __wrap_vperf__pv_mmap_doorbell(int fd, void **addr)
 void __wrap_vperf__pv_munmap(void *addr, size_t len)
 {
 	fake.munmaps++;
+}
+
+int __wrap_vperf__pv_mmap_ring(int fd, size_t len, void **addr)
+{
+	struct fake_ctx *c;
+
+	fake.ring_mmaps++;
+	if (!our_fd(fd))
+		return -EBADF;
+	c = own(fd);
+	if (!c || !(c->start_flags & VPERF_THREAD_SAMPLE))
+		return -ENOENT;
+	if (len != sizeof(fake.ring))
+		return -EINVAL;
+	*addr = fake.ring;
+	return 0;
+}
+
+void fake_sample(uint64_t ip, bool signal)
+{
+	struct vperf_sample_ring *h = (struct vperf_sample_ring *)fake.ring;
+	struct vperf_sample_record *r = (struct vperf_sample_record *)(fake.ring + 4096) +
+					h->head % h->nr_records;
+	struct fake_ctx *c = fake_ctx_of(gettid());
+	siginfo_t si;
+
+	memset(r, 0, sizeof(*r));
+	r->time = 1000 * (h->head + 1);
+	r->ip = ip;
+	r->flags = VPERF_SAMPLE_USER;
+	r->tid = gettid();
+	__atomic_store_n(&h->head, h->head + 1, __ATOMIC_RELEASE);
+	if (!c || !signal)
+		return;
+	/* what the module's irq_work sends: to itself, so a user si_code is allowed */
+	memset(&si, 0, sizeof(si));
+	si.si_signo = fake.start_arg[0].sample_signo;
+	si.si_code = POLL_IN;
+	si.si_fd = fake.start_arg[0].sample_cookie;
+	syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), si.si_signo, &si);
 }

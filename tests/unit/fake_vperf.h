@@ -53,6 +53,9 @@ struct fake_vperf {
 	 * pid appear_pid get a context first, each with exits = 1. */
 	int appear_at, appear_n;
 	pid_t appear_pid;
+	/* the sample ring of a VPERF_THREAD_SAMPLE context: header page + 16 pages */
+	unsigned char ring[17 * 4096] __attribute__((aligned(4096)));
+	int ring_mmaps;
 
 	/* What the library did. */
 	char path[256];			/* last path opened */
@@ -75,6 +78,12 @@ struct fake_ctx *fake_ctx_of(pid_t tid);
 
 /* A context appears on fd's file for (pid, tid), as inheritance adds one. */
 struct fake_ctx *fake_thread(int fd, pid_t pid, pid_t tid, const char *comm);
+
+/*
+ * The module took a sample of the calling thread: a record in the ring and,
+ * with signal, the signal THREAD_START asked for (POLL_IN, si_fd its cookie).
+ */
+void fake_sample(uint64_t ip, bool signal);
 
 /* The thread ran: add to counter k's sums (and its page, under seq). */
 void fake_run(struct fake_ctx *c, int k, uint64_t value, uint64_t enabled, uint64_t running);

@@ -17,6 +17,8 @@
 
 #include "internal.h"
 #include "fake_vperf.h"
+#include <signal.h>
+
 #include "vtest.h"
 
 enum { VCPU = VPERF_THREAD_CTR_VCPU_CLOCK, STEAL = VPERF_THREAD_CTR_STEAL,
@@ -633,6 +635,52 @@ static void vcpu_clock_samples_only_with_a_period_of_100us(void **state)
 	vperf_evset__delete(es);
 }
 
+static unsigned int got_samples, got_frames;
+
+static void count_sample(const struct vperf_sample *s, void *arg)
+{
+	got_samples++;
+	got_frames = s->nr_frames;
+}
+
+static void vcpu_clock_samples_reach_the_callback_once_started(void **state)
+{
+	struct vperf_evset *es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+	struct vperf_sample_opts so = {
+		.size = sizeof(so), .period = 2000000, .fn = count_sample, .max_frames = 8,
+	};
+	const struct vperf_thread_start *st = &fake.start_arg[0];
+
+	got_samples = got_frames = 0;
+	add(es, "vperf::vcpu-clock", 0);
+	assert_int_equal(vperf_evset__sample(es, 0, &so), 0);
+	open_ok(es);
+	assert_string_equal(vperf_backend_name(es), "pv");
+	/* THREAD_START asked the module to sample, with the library's signal and its file as cookie */
+	assert_true(st->flags & VPERF_THREAD_SAMPLE);
+	assert_int_equal(st->sample_counter, VPERF_THREAD_CTR_VCPU_CLOCK);
+	assert_int_equal(st->sample_period, 2000000);
+	assert_int_equal(st->sample_pages, 16);
+	assert_int_equal(st->sample_signo, SIGRTMIN + 4);
+	assert_int_equal(st->sample_cookie, fake_last_fd());
+	assert_int_equal(fake.ring_mmaps, 1);
+	/* before start: dropped, neither delivered nor lost */
+	fake_sample(0x1000, true);
+	assert_int_equal(got_samples, 0);
+	assert_int_equal(vperf_evset__samples_lost(es), 0);
+	assert_int_equal(vperf_evset__start(es), 0);
+	fake_sample(0x1000, true);
+	assert_int_equal(got_samples, 1);
+	assert_true(got_frames >= 1);		/* unwound from the signal frame */
+	/* two records, one signal: one sample, one lost (the perf backend's rule) */
+	fake_sample(0x1000, false);
+	fake_sample(0x1000, true);
+	assert_int_equal(got_samples, 2);
+	assert_int_equal(vperf_evset__samples_lost(es), 1);
+	assert_int_equal(vperf_evset__stop(es), 0);
+	vperf_evset__delete(es);
+}
+
 /* ---- VPERF_TARGET_THREAD ---- */
 
 static void thread_target_reads_its_row_from_thread_list(void **state)
@@ -1069,6 +1117,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(open_thread_already_counted_is_ebusy_and_says_so, setup),
 		cmocka_unit_test_setup(vperf_event_other_than_vcpu_clock_cannot_be_sampled, setup),
 		cmocka_unit_test_setup(vcpu_clock_samples_only_with_a_period_of_100us, setup),
+		cmocka_unit_test_setup(vcpu_clock_samples_reach_the_callback_once_started, setup),
 		cmocka_unit_test_setup(thread_target_reads_its_row_from_thread_list, setup),
 		cmocka_unit_test_setup(process_total_sums_live_and_exited_rows, setup),
 		cmocka_unit_test_setup(process_per_thread_rows_come_from_thread_list, setup),
