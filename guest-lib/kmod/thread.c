@@ -171,9 +171,9 @@ static void vperf_thread_account(struct vperf_thread *t,
 	tp->guest_ns += local_clock() - t->base_guest_ns;
 	tp->switches++;
 	tp->base_valid = 0;
+	t->base_cpu = -1;	/* before seq turns even: an NMI then must not add the slice twice */
 	smp_wmb();
 	WRITE_ONCE(tp->seq, tp->seq + 1);
-	t->base_cpu = -1;
 }
 
 static void vperf_thread_set_base(struct vperf_thread *t,
@@ -182,14 +182,15 @@ static void vperf_thread_set_base(struct vperf_thread *t,
 	struct vperf_thread_page *tp = t->tp;
 	u32 i;
 
+	/* odd first: an overflow NMI here (vperf_thread_overflow) must not use a half-copied base */
+	WRITE_ONCE(tp->seq, tp->seq + 1);
+	smp_wmb();
 	t->base_host_ns = host_ns;
 	t->base_guest_ns = local_clock();
 	memcpy(t->base, now, nr * sizeof(*now));
 	t->nr = nr;
 	t->base_cpu = smp_processor_id();
 	/* published for the doorbell read, under seq: the thread is not in user mode now */
-	WRITE_ONCE(tp->seq, tp->seq + 1);
-	smp_wmb();
 	for (i = 0; i < nr && i < VPERF_THREAD_MAX_COUNTERS; i++)
 		tp->base[i] = now[i].value;
 	tp->base_valid = 1;

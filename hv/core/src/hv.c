@@ -355,13 +355,16 @@ static int64_t hc_overflow_set(struct hv_vcpu *v, uint64_t idx, uint64_t period,
 	ret = hv_counter_set_period(v, &v->counters[idx], period);
 	if (ret)
 		return ret;
+	/* into or out of NMI mode: a fresh bit (a stale one would hold back the next NMI) */
+	if ((flags & VPERF_OVERFLOW_NMI) || (v->nmi_bits & (1ull << idx))) {
+		v->overflow_status &= ~(1ull << idx);
+		if (v->page)
+			__atomic_and_fetch(&v->page->overflow_status, ~(1ull << idx), __ATOMIC_RELAXED);
+	}
 	if (period && (flags & VPERF_OVERFLOW_NMI))
 		v->nmi_bits |= 1ull << idx;
 	else
 		v->nmi_bits &= ~(1ull << idx);
-	v->overflow_status &= ~(1ull << idx);	/* a fresh start in either mode */
-	if (v->page)
-		__atomic_and_fetch(&v->page->overflow_status, ~(1ull << idx), __ATOMIC_RELAXED);
 	atomic_fetch_and(&v->pending, ~(1ull << idx));
 	return 0;
 }

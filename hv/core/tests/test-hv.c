@@ -389,6 +389,9 @@ static void overflow_nmi_goes_to_its_vcpu_not_the_line(void **state)
 	}
 	assert_int_equal(f->vm.nmis[0], 3);	/* counter 0 disarmed */
 	assert_int_equal(f->vm.irqs, 1);
+	/* disarming a line counter keeps its bit for the guest to read and ack */
+	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_SET, 1, 0), 0);
+	assert_int_equal(page(f)->overflow_status & 2, 2);
 }
 
 static void overflow_rate_is_limited_not_lost(void **state)
