@@ -63,6 +63,8 @@ static long vperf_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return vperf_ioctl_thread_read(file);
 	case _IOC_NR(VPERF_IOC_THREAD_LIST):
 		return vperf_ioctl_thread_list(file, uarg);
+	case _IOC_NR(VPERF_IOC_VCPU_TOTALS):
+		return vperf_ioctl_vcpu_totals(uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -77,6 +77,7 @@ void vperf_sampling_exit(void);
 int vperf_sampling_get(u64 period);	/* process context: arms, or -EBUSY/-EOPNOTSUPP/-EIO */
 void vperf_sampling_put(void);		/* any context: disarms (deferred) after the last */
 extern atomic_long_t vperf_nmi_count;
+long vperf_ioctl_vcpu_totals(void __user *uarg);
 
 /* thread.c */
 int vperf_threads_init(void);

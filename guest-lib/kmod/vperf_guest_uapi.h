@@ -255,4 +255,32 @@ _Static_assert(sizeof(struct vperf_thread_list) == VPERF_THREAD_LIST_SIZE_VER0,
 #define VPERF_IOC_THREAD_READ	_IO(VPERF_IOC_MAGIC, 0x03)
 #define VPERF_IOC_THREAD_LIST	_IOWR(VPERF_IOC_MAGIC, 0x04, struct vperf_thread_list)
 
+/*
+ * VPERF_IOC_VCPU_TOTALS: every online vCPU's counters now (one SNAPSHOT on
+ * each), the totals that per-thread counts divide up: with every thread
+ * that ran monitored, the rows' sums over an interval equal the totals'
+ * advance (tests check this conservation).  Up to 64 CPUs.
+ */
+#define VPERF_TOTALS_MAX_CPUS	64
+
+struct vperf_vcpu_total {
+	__s32 cpu;
+	__u32 reserved;
+	__u64 value[VPERF_THREAD_MAX_COUNTERS];	/* counter i since the module set it */
+};
+
+struct vperf_vcpu_totals {
+	__u32 size;		/* in: caller's sizeof (at least VER0); out: bytes filled */
+	__u32 nr_cpus;		/* out: entries filled */
+	__u32 nr_counters;	/* out: counters per entry */
+	__u32 reserved;
+	struct vperf_vcpu_total cpus[VPERF_TOTALS_MAX_CPUS];
+};
+
+#define VPERF_VCPU_TOTALS_SIZE_VER0	(16 + 72 * VPERF_TOTALS_MAX_CPUS)
+#define VPERF_IOC_VCPU_TOTALS	_IOWR(VPERF_IOC_MAGIC, 0x05, struct vperf_vcpu_totals)
+
+_Static_assert(sizeof(struct vperf_vcpu_totals) == VPERF_VCPU_TOTALS_SIZE_VER0,
+	       "struct vperf_vcpu_totals layout changed");
+
 #endif /* VPERF_GUEST_UAPI_H */

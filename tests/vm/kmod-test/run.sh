@@ -35,6 +35,9 @@
 #                   slice (each slice's closing SNAPSHOT is an exit), 0..5 more; a thread without I/O: its slices'
 #   thread-stress   16 threads start, map, run and end 21 contexts each (by STOP, by closing their own file, by
 #                   exiting) at once: no context left, and the dmesg case covers oopses
+#   thread-conserve the rows' vcpu-clock (START with inheritance, 4 threads pinned 2 per vCPU burn 500 ms) against
+#                   what the vCPUs' totals (VPERF_IOC_VCPU_TOTALS) advanced meanwhile: within 1% in 2 of 3 rounds
+#                   (goal 0.5%: measured -0.24..-0.54%, kernel threads and host halt polling are nobody's rows)
 #   thread-sample   VPERF_THREAD_SAMPLE on vcpu-clock every 2 ms (overflow NMIs): two functions burn 1200 and
 #                   400 ms in alternating slices; the ring's user IPs in each come out in the ratio of the
 #                   functions' measured CPU times (nominally 3:1) within 10%, none lost, the values grow, signals
@@ -46,8 +49,8 @@
 #                   between unmonitored threads
 #   irq        vperf-kmod-irq: task-clock overflow interrupts at 1000 Hz on CPU 0 advance irq_count
 #   hotplug    CPU 1 offline: 1 page left; online again: 2 pages (the module follows CPU hotplug)
-#   cycles     100 cycles: insmod, a process with 4 monitored threads runs (each gets its counted row), rmmod
-#              while it runs is refused, rmmod after it exits succeeds; SUnreclaim grows < 256 kB over cycles 10..100
+#   cycles     100 cycles (30 nested; VPERF_KMOD_CYCLES): insmod, a process with 4 monitored threads runs (each gets its counted row), rmmod
+#              while it runs is refused, rmmod after it exits succeeds; SUnreclaim grows < 256 kB from cycle 10 to the last
 #   dmesg      the kernel log after the first insmod has no WARNING, BUG, Oops or general protection fault
 #   register   the VMM's accounting (--stats): on every vCPU an even number of PAGE_REGISTER calls (each
 #              register has its unregister), at least 2 per load
@@ -60,8 +63,11 @@ set -euo pipefail
 
 B="$("$VM_DIR/kmod-test/build.sh")"
 LOG="$VPERF_VM_BUILD/kmod-test.log"
-CYCLES=100
-LEAK_KB=256	# SUnreclaim growth allowed over cycles 10..100: a leak of 3 kB a cycle fails
+# 100 load/unload cycles where vperf-vmm runs on hardware virtualization; 30 nested, where the cycles are what
+# freezes QEMU TCG now and then (about once in 250..400 cycles; README.md, Freezes). VPERF_KMOD_CYCLES overrides.
+if grep -qE '^flags.*\b(vmx|svm)\b' /proc/cpuinfo && [ -w /dev/kvm ]; then CYCLES=100; else CYCLES=30; fi
+CYCLES=${VPERF_KMOD_CYCLES:-$CYCLES}
+LEAK_KB=256	# SUnreclaim growth allowed from cycle 10 to the last: a leak of 3 kB a cycle fails at 100 cycles, 13 kB at 30
 # shellcheck disable=SC2016 # expands in the guest
 GUEST_CMD='
 case_() { echo "KMOD-CASE $1 status=$2"; }
@@ -75,7 +81,7 @@ ls -l /dev/vperf
 vperf-kmod-info; case_ ioctl $?
 echo "KMOD-PARAM irq=$(cat /sys/module/vperf_guest/parameters/irq) irq_count=$(cat /sys/module/vperf_guest/parameters/irq_count)"
 case_ params $?
-for m in api single "migrate 50" split sleep read inherit attach doorbell exits stress sample; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
+for m in api single "migrate 50" split sleep read inherit attach doorbell exits stress conserve sample; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
 vperf-kmod-thread hold 3 & hp=$!
 sleep 1
 if rmmod vperf_guest; then echo "KMOD-UNLOAD rmmod succeeded with a monitored thread"; insmod /payload/vperf_guest.ko; u=1
@@ -142,7 +148,7 @@ line() { { grep -a "$1" "$LOG.clean" || true; } | tail -1 | sed "s/.*$1 *//"; }
 first() { { grep -a "$1" "$LOG.clean" || true; } | head -1 | sed "s/.*$2 *//"; }	# first PATTERN STRIP
 
 for c in insmod devnode ioctl params thread-api thread-single thread-migrate thread-split thread-sleep \
-	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-stress thread-sample thread-unload irq \
+	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-stress thread-conserve thread-sample thread-unload irq \
 	hotplug cycles dmesg; do
 	s="$(case_status "$c")"
 	case "$c" in
@@ -156,6 +162,7 @@ for c in insmod devnode ioctl params thread-api thread-single thread-migrate thr
 		detail="$({ grep -a "kmod-thread: ${c#thread-} [A-Z]*[a-z]* .*vcpu-clock" "$LOG.clean" || true; } |
 			sed 's/.*kmod-thread: [a-z]* [a-zA-Z]* //; s/ steal.*//; s/, [0-9]* slices.*//' | paste -sd';')" ;;
 	thread-stress) detail="$(first 'kmod-thread: stress [oF]' 'kmod-thread: stress [a-zA-Z]*')" ;;
+	thread-conserve) detail="$(first 'kmod-thread: conserve [oF][kA]' 'kmod-thread: conserve [a-zA-Z]*')" ;;
 	thread-sample) detail="$({ grep -a 'kmod-thread: sample [oF][kA]* samples' "$LOG.clean" || true; } | tail -1 |
 		sed 's/.*kmod-thread: sample [a-zA-Z]* //')" ;;
 	thread-exits) detail="$({ grep -a 'kmod-thread: exits [oF][kA]' "$LOG.clean" || true; } |
