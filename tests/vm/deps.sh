@@ -11,9 +11,10 @@
 #   cmake            builds vperf-vmm from hv/ (vmm-boot.sh, vmm-test.sh, vmm-bench.sh)
 #   util-linux       flock (one QEMU at a time), setsid
 #   coreutils        timeout
+#   procps, python3  pkill and qemu-regs.py: a frozen L1's registers from the QEMU monitor before the timeout
 set -euo pipefail
 
-PKGS=(qemu-system-x86 busybox-static cpio gzip kmod gcc libc6-dev cmake util-linux coreutils)
+PKGS=(qemu-system-x86 busybox-static cpio gzip kmod gcc libc6-dev cmake util-linux coreutils procps python3)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then

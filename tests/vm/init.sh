@@ -48,6 +48,8 @@ mount -t tmpfs tmpfs /run
 hostname "$(echo "$TAG" | tr '[:upper:]' '[:lower:]')"
 
 log "INIT: kernel $KVER, $(grep -c '^processor' /proc/cpuinfo) cpus, uptime $(cut -d' ' -f1 /proc/uptime) s"
+# where KASLR put the kernel: run-nested.sh names a frozen guest's RIPs with it (qemu-regs.py)
+log "KTEXT: $(grep -m1 ' _text$' /proc/kallsyms | cut -d' ' -f1)"
 
 # Kernel parameters. Parameters with a dot never reach init's environment, so parse /proc/cmdline.
 RUN=""

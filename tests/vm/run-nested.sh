@@ -139,6 +139,9 @@ QEMU=(qemu-system-x86_64
 	-accel "${VPERF_QEMU_ACCEL:-tcg,thread=multi}" -cpu qemu64,+svm,+npt -smp "$SMP" -m "$MEM"
 	-nographic -no-reboot -nic none
 	-kernel "$IMAGE/vmlinuz" -initrd "$INITRD" -append "$KARGS")
+# The monitor on a socket: before the timeout kills a frozen L1, qemu-regs.py asks it for every vCPU's registers.
+MON="$RUNDIR/monitor.sock"
+QEMU+=(-monitor "unix:$MON,server=on,wait=off")
 # shellcheck disable=SC2206 # debugging aid: extra QEMU arguments, split on blanks
 [ -z "${VPERF_QEMU_EXTRA:-}" ] || QEMU+=($VPERF_QEMU_EXTRA)
 
@@ -189,9 +192,22 @@ stream() {
 
 shopt -s extglob
 T0=$EPOCHREALTIME
+REGS="$RUNDIR/l1-registers.txt"
+# shellcheck disable=SC2317 # runs in the background subshell below
+dump_regs() {	# RIPs also as _text + offset, where L1 said where KASLR put _text
+	local ktext
+	ktext=$(sed -n 's/.*VPERF-KTEXT: \([0-9a-f][0-9a-f]*\).*/\1/p' "$LOG" | head -1)
+	python3 "$VM_DIR/qemu-regs.py" "$MON" ${ktext:+"$ktext"}
+}
+# its output away from ours: a sleep left holding our stdout would keep a pipe reader waiting
+( sleep "$((TIMEOUT > 20 ? TIMEOUT - 10 : TIMEOUT / 2))" && dump_regs >"$REGS" 2>&1 ) </dev/null >/dev/null 2>&1 &
+DUMPER=$!
 set +e
 timeout -k 10 "$TIMEOUT" "${QEMU[@]}" </dev/null 2>&1 | stream
 rcs=("${PIPESTATUS[@]}")
+pkill -P "$DUMPER" 2>/dev/null	# its sleep
+kill "$DUMPER" 2>/dev/null
+wait "$DUMPER" 2>/dev/null
 set -e
 T1=$EPOCHREALTIME
 QRC=${rcs[0]}
@@ -212,6 +228,10 @@ show_tail() { [ "$QUIET" = 0 ] || { say "last console lines:"; tail -n 25 "$LOG"
 
 if [ "$QRC" = 124 ] || [ "$QRC" = 137 ]; then
 	show_tail
+	if [ -s "$REGS" ]; then
+		grep '^qemu-regs: CPU' "$REGS" | sed 's/^qemu-regs: /run-nested: L1 /' >&2 || true
+		say "L1's vCPUs' registers before the timeout: $REGS"
+	fi
 	die "$VM_EXIT_TIMEOUT" "timeout: L1 still running after ${TIMEOUT}s; QEMU killed (log $LOG)"
 fi
 if grep -q 'Initramfs unpacking failed' "$LOG"; then
