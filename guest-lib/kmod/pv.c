@@ -387,56 +387,6 @@ void vperf_pages_exit(void)
  * host time.  Preemption must be off.
  * Never sleeps: the sched_switch probe calls it.
  */
-struct vperf_totals_arg {
-	struct vperf_counter_value vals[VPERF_NR_COUNTERS];
-	u32 nr;
-	int ret;
-};
-
-static void vperf_totals_ipi(void *p)
-{
-	struct vperf_totals_arg *a = p;
-	u64 host_ns;
-
-	a->ret = vperf_snapshot(a->vals, VPERF_NR_COUNTERS, &a->nr, &host_ns);
-}
-
-long vperf_ioctl_vcpu_totals(void __user *uarg)
-{
-	struct vperf_vcpu_totals *kt;
-	struct vperf_totals_arg a;
-	unsigned int cpu;
-	u32 usize, i;
-	long ret = 0;
-
-	if (get_user(usize, (u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < VPERF_VCPU_TOTALS_SIZE_VER0)
-		return -EINVAL;
-	kt = kzalloc(sizeof(*kt), GFP_KERNEL);
-	if (!kt)
-		return -ENOMEM;
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		if (kt->nr_cpus == VPERF_TOTALS_MAX_CPUS)
-			break;
-		memset(&a, 0, sizeof(a));
-		if (smp_call_function_single(cpu, vperf_totals_ipi, &a, 1) || a.ret)
-			continue;	/* no page there (yet) */
-		kt->cpus[kt->nr_cpus].cpu = cpu;
-		for (i = 0; i < a.nr && i < VPERF_THREAD_MAX_COUNTERS; i++)
-			kt->cpus[kt->nr_cpus].value[i] = a.vals[i].value;
-		kt->nr_cpus++;
-	}
-	cpus_read_unlock();
-	kt->size = sizeof(*kt);
-	kt->nr_counters = VPERF_NR_COUNTERS;
-	if (copy_to_user(uarg, kt, sizeof(*kt)))
-		ret = -EFAULT;
-	kfree(kt);
-	return ret;
-}
-
 int vperf_snapshot(struct vperf_counter_value *vals, u32 max, u32 *nr, u64 *host_ns)
 {
 	struct vperf_vcpu_page *page = this_cpu_read(vperf_page);
@@ -465,4 +415,57 @@ int vperf_snapshot(struct vperf_counter_value *vals, u32 max, u32 *nr, u64 *host
 	} while ((seq & 1) || READ_ONCE(page->seq) != seq);
 	*nr = n;
 	return 0;
+}
+
+struct vperf_totals_arg {
+	struct vperf_counter_value vals[VPERF_NR_COUNTERS];
+	u32 nr;
+	int ret;
+};
+
+static void vperf_totals_ipi(void *p)
+{
+	struct vperf_totals_arg *a = p;
+	u64 host_ns;
+
+	a->ret = vperf_snapshot(a->vals, VPERF_NR_COUNTERS, &a->nr, &host_ns);
+}
+
+/* VPERF_IOC_VCPU_TOTALS: one SNAPSHOT on every online CPU, by IPI. */
+long vperf_ioctl_vcpu_totals(void __user *uarg)
+{
+	struct vperf_vcpu_totals *kt;
+	struct vperf_totals_arg a;
+	unsigned int cpu;
+	u32 usize, i;
+	long ret = 0;
+
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < VPERF_VCPU_TOTALS_SIZE_VER0)
+		return -EINVAL;
+	if (!vperf_may_see_all())
+		return -EACCES;		/* system-wide, as perf's cpu-wide events */
+	kt = kzalloc(sizeof(*kt), GFP_KERNEL);
+	if (!kt)
+		return -ENOMEM;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		if (kt->nr_cpus == VPERF_TOTALS_MAX_CPUS)
+			break;
+		memset(&a, 0, sizeof(a));
+		if (smp_call_function_single(cpu, vperf_totals_ipi, &a, 1) || a.ret)
+			continue;	/* no page there (yet) */
+		kt->cpus[kt->nr_cpus].cpu = cpu;
+		for (i = 0; i < a.nr && i < VPERF_THREAD_MAX_COUNTERS; i++)
+			kt->cpus[kt->nr_cpus].value[i] = a.vals[i].value;
+		kt->nr_cpus++;
+	}
+	cpus_read_unlock();
+	kt->size = sizeof(*kt);
+	kt->nr_counters = VPERF_NR_COUNTERS;
+	if (copy_to_user(uarg, kt, sizeof(*kt)))
+		ret = -EFAULT;
+	kfree(kt);
+	return ret;
 }

@@ -498,6 +498,12 @@ static struct vperf_thread *vperf_file_thread(struct vperf_file *vf)
 	return t && t->vf == vf ? t : NULL;
 }
 
+/* May current see what every thread does (the vCPUs' totals)?  As perf's CPU-wide events. */
+bool vperf_may_see_all(void)
+{
+	return READ_ONCE(paranoid) <= 0 || capable(CAP_PERFMON) || capable(CAP_SYS_ADMIN);
+}
+
 /* May current start a context for task?  0 or -EACCES. */
 static int vperf_may_monitor(struct task_struct *task)
 {

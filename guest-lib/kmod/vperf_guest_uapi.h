@@ -259,7 +259,9 @@ _Static_assert(sizeof(struct vperf_thread_list) == VPERF_THREAD_LIST_SIZE_VER0,
  * VPERF_IOC_VCPU_TOTALS: every online vCPU's counters now (one SNAPSHOT on
  * each), the totals that per-thread counts divide up: with every thread
  * that ran monitored, the rows' sums over an interval equal the totals'
- * advance (tests check this conservation).  Up to 64 CPUs.
+ * advance (tests check this conservation).  Up to 64 CPUs.  System-wide
+ * data: the `paranoid` parameter must be 0 or less, or the caller has
+ * CAP_PERFMON (else EACCES).
  */
 #define VPERF_TOTALS_MAX_CPUS	64
 

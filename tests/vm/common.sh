@@ -38,6 +38,8 @@ pkg_installed() {
 
 # elapsed START END: seconds between two $EPOCHREALTIME values, 2 decimals.
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+# Does this host's /dev/kvm run guests (hardware virtualization)? Else the tests nest (run-nested.sh).
+hw_virt() { grep -qE '^flags.*\b(vmx|svm)\b' /proc/cpuinfo && [ -w /dev/kvm ]; }
 
 # mkcpio SRC_DIR OUT [gzip|none]: pack the tree under SRC_DIR as a newc cpio (gzipped by default), all files
 # owned by root. The kernel accepts compressed and uncompressed archives concatenated in one initrd.

@@ -162,7 +162,6 @@ cat "$OUT/extra.gz" >>"$OUT/initrd"
 APPEND="vperf.run=/vperf/cmd.sh"
 
 # ---- where to run it ----
-hw_virt() { grep -qE '^flags.*\b(vmx|svm)\b' /proc/cpuinfo && [ -w /dev/kvm ]; }
 if [ "$MODE" = auto ]; then
 	if hw_virt; then MODE=direct; else MODE=nested; fi
 fi

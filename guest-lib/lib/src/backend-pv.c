@@ -88,6 +88,7 @@ struct pv_ring {
 	volatile struct vperf_sample_ring *hdr;
 	const struct vperf_sample_record *recs;
 	size_t len;			/* the mapping */
+	uint32_t nr_records;		/* the header's, checked at open: the mapping is writable */
 	uint64_t lost_seen;		/* hdr->lost already reported */
 	const bool *counting;		/* samples outside start..stop are dropped */
 };
@@ -499,10 +500,10 @@ static unsigned int pv_drain(void *arg, uint64_t *time, uint64_t *period, uint64
 		return 0;	/* a sample before the ring is mapped (open_ring) */
 	head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
 	tail = h->tail;
-	if (tail > head || head - tail > h->nr_records)
-		tail = head > h->nr_records ? head - h->nr_records : 0;	/* we scribbled: resync */
+	if (tail > head || head - tail > r->nr_records)
+		tail = head > r->nr_records ? head - r->nr_records : 0;	/* we scribbled: resync */
 	for (; tail < head; tail++, n++)
-		*time = r->recs[tail % h->nr_records].time;
+		*time = r->recs[tail % r->nr_records].time;
 	__atomic_store_n(&h->tail, tail, __ATOMIC_RELEASE);
 	*period = h->period;
 	l = h->lost;
@@ -565,6 +566,7 @@ static int open_ring(struct vperf_evset *es)
 					 version, rsize, VPERF_SAMPLE_RING_VERSION);
 	}
 	r->recs = (const struct vperf_sample_record *)((char *)m + 4096);
+	r->nr_records = h->nr_records;
 	r->len = len;
 	__atomic_store_n(&r->hdr, (volatile struct vperf_sample_ring *)m, __ATOMIC_RELEASE);
 	return 0;

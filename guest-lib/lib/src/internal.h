@@ -267,7 +267,7 @@ const char *vperf__pv_device(void);
  * -Wl,--wrap to fake /dev/vperf entirely.  All return 0 (or an fd) or a
  * negative errno.
  */
-int vperf__pv_open(const char *path);			/* O_RDONLY | O_CLOEXEC */
+int vperf__pv_open(const char *path);	/* O_RDWR (else O_RDONLY) | O_CLOEXEC */
 int vperf__pv_ioctl(int fd, unsigned long req, void *arg);
 int vperf__pv_mmap(int fd, size_t len, void **addr);	/* PROT_READ, MAP_SHARED, 0 */
 void vperf__pv_munmap(void *addr, size_t len);

@@ -61,11 +61,16 @@ static int teardown(void **state)
 	return 0;
 }
 
-static int64_t hc(struct fixture *f, int vcpu, uint32_t op, uint64_t a0, uint64_t a1)
+static int64_t hc3(struct fixture *f, int vcpu, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2)
 {
-	uint64_t args[4] = { a0, a1, 0, 0 };
+	uint64_t args[4] = { a0, a1, a2, 0 };
 
 	return vperf_hv__hypercall(f->hv, vcpu, op, args);
+}
+
+static int64_t hc(struct fixture *f, int vcpu, uint32_t op, uint64_t a0, uint64_t a1)
+{
+	return hc3(f, vcpu, op, a0, a1, 0);
 }
 
 static void *gmem(struct fixture *f, uint64_t gpa)
@@ -341,13 +346,6 @@ static void overflow_raises_at_the_period_and_acks_clear(void **state)
 		vperf_hv__vcpu_exit(f->hv, 0);
 	}
 	assert_int_equal(f->vm.irqs, 3);
-}
-
-static int64_t hc3(struct fixture *f, int vcpu, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2)
-{
-	uint64_t args[4] = { a0, a1, a2, 0 };
-
-	return vperf_hv__hypercall(f->hv, vcpu, op, args);
 }
 
 static void overflow_nmi_goes_to_its_vcpu_not_the_line(void **state)

@@ -38,7 +38,7 @@
  *            (the hog took some) and its vperf::steal within 10% of it
  *   sample   START with VPERF_THREAD_SAMPLE (vcpu-clock, 2 ms, a signal per
  *            sample): two functions burn 1200 and 400 ms in alternating
- *            slices of 3x and x, x 0.5..3 ms; the ring's user-mode IPs in each function's
+ *            slices of 3x and x, x 4..20 ms; the ring's user-mode IPs in each function's
  *            own section come out in the ratio of their measured CPU times
  *            (nominally 3:1) within 10%, nothing is lost, the
  *            records' vcpu-clock values grow, the signals carry POLL_IN and
@@ -557,27 +557,24 @@ extern char __start_vperf_hot3[], __stop_vperf_hot3[], __start_vperf_hot1[], __s
 
 static volatile uint64_t sink;
 
-/* Each burn loop lives in its own section, so that a sampled IP tells which one ran. */
-/* Each burns at least ns of thread CPU time and returns how much it did (its last check overshoots). */
-__attribute__((noinline, used, section("vperf_hot3"))) static uint64_t hot3(uint64_t ns)
-{
-	uint64_t t0 = thread_ns(), t;
-
-	while ((t = thread_ns() - t0) < ns)
-		for (int i = 0; i < 20000; i++)
-			sink += (uint64_t)i * 3;
-	return t;
-}
-
-__attribute__((noinline, used, section("vperf_hot1"))) static uint64_t hot1(uint64_t ns)
-{
-	uint64_t t0 = thread_ns(), t;
-
-	while ((t = thread_ns() - t0) < ns)
-		for (int i = 0; i < 20000; i++)
-			sink += (uint64_t)i * 5;
-	return t;
-}
+/*
+ * hot3 and hot1 each burn at least ns of thread CPU time and return how much
+ * they did (the last check overshoots).  Each lives in its own section, so
+ * that a sampled IP tells which one ran; K only makes their code differ.
+ */
+#define HOT_FN(name, K)									\
+	__attribute__((noinline, used, section("vperf_" #name)))			\
+	static uint64_t name(uint64_t ns)						\
+	{										\
+		uint64_t t0 = thread_ns(), t;						\
+											\
+		while ((t = thread_ns() - t0) < ns)					\
+			for (int i = 0; i < 20000; i++)					\
+				sink += (uint64_t)i * (K);				\
+		return t;								\
+	}
+HOT_FN(hot3, 3)
+HOT_FN(hot1, 5)
 
 static volatile sig_atomic_t sample_sigs, sample_bad_sigs;
 
@@ -705,15 +702,16 @@ static void test_sample(void)
 	quiesce();
 	i = 0;
 	/*
-	 * hot1 400 ms, hot3 three times each slice: slices of 0.5..3 ms at a
-	 * varying phase, so that the periodic samples do not alias with a
-	 * fixed split (as tests/workloads/sample3to1.c explains)
+	 * hot1 400 ms, hot3 three times each slice: slices of 2..10 periods at
+	 * a varying phase, so that the periodic samples do not alias with a
+	 * fixed split, and long enough that a slice's count is its time over
+	 * the period give or take one (as tests/workloads/sample3to1.c explains)
 	 */
 	for (uint64_t done = 0, seed = 12345; done < 400000000; ) {
 		uint64_t slice;
 
 		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		slice = 500000 + (seed >> 33) % 2500000;
+		slice = 2 * SAMPLE_PERIOD + (seed >> 33) % (8 * SAMPLE_PERIOD);	/* 2..10 periods */
 		ns3 += hot3(3 * slice);
 		ns1 += hot1(slice);
 		done += slice;
@@ -859,8 +857,25 @@ static int conserve_round(char *what, size_t size)
 /* Three rounds, two within CONSERVE_TOLERANCE (as run_burners()). */
 static void test_conserve(void)
 {
+	static struct vperf_vcpu_totals t;
 	char what[900], line[700];
-	int good = 0, i;
+	int good = 0, i, status = -1;
+	pid_t child;
+
+	/* the totals are system-wide: a short struct is EINVAL, nobody's at paranoid 1 EACCES */
+	t.size = VPERF_VCPU_TOTALS_SIZE_VER0 - 8;
+	check(ioctl(fd, VPERF_IOC_VCPU_TOTALS, &t) == -1 && errno == EINVAL, "conserve",
+	      "VCPU_TOTALS with a short struct: EINVAL");
+	child = fork();
+	if (child == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		t.size = sizeof(t);
+		_exit(ioctl(fd, VPERF_IOC_VCPU_TOTALS, &t) == -1 && errno == EACCES ? 0 : 1);
+	}
+	waitpid(child, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "conserve",
+	      "VCPU_TOTALS as uid 65534 at paranoid 1: EACCES");
 
 	line[0] = 0;
 	for (i = 0; i < 3; i++) {
