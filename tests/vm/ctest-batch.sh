@@ -7,9 +7,9 @@
 # started once more, loudly, with the first run's log kept as LOG.hung. Under QEMU TCG a guest now and then stops
 # dead (a vCPU that never takes another interrupt, the L1 kernel reporting an RCU stall on the CPU that runs it)
 # or triple-faults without a word, so far only in the kmod batch: mostly during vperf_guest.ko's load/unload
-# cycles (tests/vm/README.md, "Freezes"). Neither is a verdict on any case, and every case is still judged on the second
-# run; a guest crash that is ours would show in both. Where vperf-vmm runs directly on hardware virtualization a
-# timeout or a crash is a failure at once.
+# cycles (tests/vm/README.md, "Freezes"). Neither is a verdict on any case, and every case is still judged on the
+# second run; a guest crash that is ours would show in both. Where vperf-vmm runs directly on hardware
+# virtualization a timeout or a crash is a failure at once.
 set -uo pipefail
 log=$1
 shift
