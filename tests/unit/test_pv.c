@@ -290,11 +290,15 @@ static void page_read_stable_page_takes_one_pass(void **state)
 	struct vperf_pv_page_ops ops = { step, &w, 0 };
 
 	set_page(4, 100);
-	assert_int_equal(vperf__pv_page_read(&page, 3, out, &ops), 0);
+	assert_int_equal(vperf__pv_page_read(&page, 0, 3, out, &ops), 0);
 	assert_int_equal(ops.retries, 0);
 	assert_int_equal(out[0].value, 100);
 	assert_int_equal(out[2].value, 102);
 	assert_int_equal(out[1].enabled, 1000);
+	/* a window of the counters: counter 2 alone */
+	assert_int_equal(vperf__pv_page_read(&page, 2, 1, out, &ops), 0);
+	assert_int_equal(out[0].value, 102);
+	assert_int_equal(vperf__pv_page_read(&page, VPERF_THREAD_MAX_COUNTERS, 1, out, NULL), -EINVAL);
 }
 
 /* The kernel is writing (seq odd) when the read starts: wait for it. */
@@ -305,7 +309,7 @@ static void page_read_retries_while_seq_is_odd(void **state)
 	struct vperf_pv_page_ops ops = { step, &w, 0 };
 
 	set_page(5, 100);	/* half-written */
-	assert_int_equal(vperf__pv_page_read(&page, 3, out, &ops), 0);
+	assert_int_equal(vperf__pv_page_read(&page, 0, 3, out, &ops), 0);
 	assert_int_equal(ops.retries, 1);
 	assert_int_equal(out[0].value, 200);
 	assert_int_equal(out[2].running, 2000);
@@ -319,7 +323,7 @@ static void page_read_retries_when_seq_changes_mid_read(void **state)
 	struct vperf_pv_page_ops ops = { step, &w, 0 };
 
 	set_page(4, 100);
-	assert_int_equal(vperf__pv_page_read(&page, 3, out, &ops), 0);
+	assert_int_equal(vperf__pv_page_read(&page, 0, 3, out, &ops), 0);
 	assert_int_equal(ops.retries, 1);
 	assert_int_equal(out[0].value, 300);	/* never the stale 100 */
 	assert_int_equal(out[1].value, 301);
@@ -332,9 +336,9 @@ static void page_read_gives_up_with_eagain_when_always_busy(void **state)
 	struct vperf_pv_page_ops ops = { step, &w, 0 };
 
 	set_page(7, 100);
-	assert_int_equal(vperf__pv_page_read(&page, 3, out, &ops), -EAGAIN);
+	assert_int_equal(vperf__pv_page_read(&page, 0, 3, out, &ops), -EAGAIN);
 	assert_int_equal(ops.retries, VPERF_PV_PAGE_MAX_RETRIES);
-	assert_int_equal(vperf__pv_page_read(&page, VPERF_THREAD_MAX_COUNTERS + 1, out, NULL),
+	assert_int_equal(vperf__pv_page_read(&page, 0, VPERF_THREAD_MAX_COUNTERS + 1, out, NULL),
 			 -EINVAL);
 }
 
@@ -449,6 +453,42 @@ static void self_page_only_read_makes_no_ioctl(void **state)
 	assert_int_equal(vperf_evset__stop(es), 0);
 	assert_int_equal(vperf_evset__read(es, c, 1), 0);
 	assert_count(&c[0], 5250, 5250, 5250, 5250, 0);
+	vperf_evset__delete(es);
+}
+
+/*
+ * read_one() on a page-only set reads just its counter of the page; it
+ * must give what the whole read gives, through start, stop, restart and
+ * reset, with no ioctl.
+ */
+static void self_page_only_read_one_matches_the_whole_read(void **state)
+{
+	struct vperf_count all[3], one;
+	struct fake_ctx *ctx;
+	struct vperf_evset *es = open_self3(VPERF_EVSET_PAGE_ONLY, &ctx);
+	int reads = fake.reads;
+
+	fake_run(ctx, VCPU, 100, 100, 100);	/* before start: not counted */
+	for (int step = 0; step < 5; step++) {
+		switch (step) {
+		case 0: assert_int_equal(vperf_evset__start(es), 0); break;
+		case 1: break;
+		case 2: assert_int_equal(vperf_evset__stop(es), 0); break;
+		case 3: assert_int_equal(vperf_evset__start(es), 0); break;
+		case 4: assert_int_equal(vperf_evset__reset(es), 0); break;
+		}
+		fake_run(ctx, VCPU, 1000 + step, 1000, 1000);
+		fake_run(ctx, 1, 7 * step, 1000, 1000);
+		reads = fake.reads;
+		assert_int_equal(vperf_evset__read(es, all, 3), 0);
+		for (int e = 0; e < 3; e++) {
+			assert_int_equal(vperf_evset__read_one(es, e, &one), 0);
+			assert_count(&one, all[e].value, all[e].raw, all[e].enabled, all[e].running,
+				     all[e].flags);
+		}
+		assert_int_equal(fake.reads, reads);
+	}
+	assert_true(all[0].value > 0);		/* started, counted: not all zero */
 	vperf_evset__delete(es);
 }
 
@@ -1108,6 +1148,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(self_read_uses_the_doorbell_without_an_ioctl, setup),
 		cmocka_unit_test_setup(page_only_set_does_not_map_the_doorbell, setup),
 		cmocka_unit_test_setup(self_page_only_read_makes_no_ioctl, setup),
+		cmocka_unit_test_setup(self_page_only_read_one_matches_the_whole_read, setup),
 		cmocka_unit_test_setup(self_read_from_another_thread_reads_the_page, setup),
 		cmocka_unit_test_setup(self_start_stop_reset_keep_library_baselines, setup),
 		cmocka_unit_test_setup(self_multiplexed_counter_is_scaled, setup),

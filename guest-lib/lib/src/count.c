@@ -5,26 +5,6 @@
 
 #include "internal.h"
 
-void vperf__count_set(struct vperf_count *c, uint64_t raw, uint64_t enabled,
-		      uint64_t running)
-{
-	memset(c, 0, sizeof(*c));
-	c->raw = raw;
-	c->enabled = enabled;
-	c->running = running;
-	if (running == 0) {
-		c->flags |= VPERF_COUNT_NOT_COUNTED;
-		c->value = 0;
-	} else if (running < enabled) {
-		unsigned __int128 v = (unsigned __int128)raw * enabled / running;
-
-		c->value = v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
-		c->flags |= VPERF_COUNT_SCALED;
-	} else {
-		c->value = raw;
-	}
-}
-
 /*
  * The self-monitoring protocol of linux/perf_event.h: the kernel bumps
  * pc->lock around every update of the page, so a snapshot taken between

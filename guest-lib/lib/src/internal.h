@@ -29,9 +29,24 @@ void vperf__log(enum vperf_log_level level, const char *fmt, ...)
 /*
  * Fill c from a raw count and its enabled/running times: scaled when
  * multiplexed (running < enabled), NOT_COUNTED when running == 0.
+ * Inline: it ends every read, including the page read of a few loads.
  */
-void vperf__count_set(struct vperf_count *c, uint64_t raw, uint64_t enabled,
-		      uint64_t running);
+static inline void vperf__count_set(struct vperf_count *c, uint64_t raw, uint64_t enabled,
+				    uint64_t running)
+{
+	*c = (struct vperf_count){ .raw = raw, .enabled = enabled, .running = running };
+	if (running == 0) {
+		c->flags |= VPERF_COUNT_NOT_COUNTED;
+		c->value = 0;
+	} else if (running < enabled) {
+		unsigned __int128 v = (unsigned __int128)raw * enabled / running;
+
+		c->value = v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+		c->flags |= VPERF_COUNT_SCALED;
+	} else {
+		c->value = raw;
+	}
+}
 
 /*
  * One user-mode read of a self-monitoring event through its perf mmap
@@ -280,7 +295,7 @@ struct vperf_thread_page;
 struct vperf_thread_counter;
 
 /*
- * One consistent copy of counters[0..nr-1] of a thread page under its seq
+ * One consistent copy of counters[first..first+nr-1] of a thread page under its seq
  * protocol (vperf_guest_uapi.h): load seq (acquire), retry while odd, copy,
  * load seq again, retry if it changed.  ops may be NULL; with ops, step is
  * called after each load of seq (0: the first of an attempt, 1: the
@@ -296,7 +311,7 @@ struct vperf_pv_page_ops {
 	unsigned int retries;
 };
 
-int vperf__pv_page_read(const volatile struct vperf_thread_page *pg, uint32_t nr,
+int vperf__pv_page_read(const volatile struct vperf_thread_page *pg, uint32_t first, uint32_t nr,
 			struct vperf_thread_counter *out, struct vperf_pv_page_ops *ops);
 
 #endif /* VPERF_INTERNAL_H */
