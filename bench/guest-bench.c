@@ -3,12 +3,15 @@
  * guest-bench: what vperf_guest.ko costs inside a guest, and what its reads
  * cost; run by bench/guest/run.sh in a vperf-vmm guest.
  *
- *   guest-bench switch [--monitor] [--trips N]
+ *   guest-bench switch [--monitor] [--bystander] [--trips N]
  *       two threads on CPU 0 hand a token back and forth through pipes
  *       (each trip is two context switches); prints "switch ns_per_trip X".
  *       --monitor gives both threads a pv context (a libvperf set counting
- *       vperf::vcpu-clock on itself).  run.sh interleaves three states:
- *       module not loaded, loaded with unmonitored threads, monitored.
+ *       vperf::vcpu-clock on itself); --bystander adds a monitored thread
+ *       that sleeps, so that the module's probe has contexts to look the
+ *       two up in.  run.sh interleaves four states: module not loaded,
+ *       loaded with unmonitored threads, the same beside a monitored
+ *       bystander, monitored.
  *   guest-bench reads [--reads N] [--rounds R]
  *       ns per operation, median of R interleaved rounds of N each, in this
  *       thread's CPU time: getppid(), a page read (pv set with
@@ -85,9 +88,30 @@ static struct vperf_evset *self_set(const char *backend, const char *name, uint3
 
 #define WARMUP 100
 
-static int ping[2], pong[2];
+static int ping[2], pong[2], by_ready[2], by_end[2];
 static long trips = 20000;	/* timed trips, after WARMUP untimed ones */
-static int monitor;
+static int monitor, bystander;
+
+/*
+ * --bystander: a monitored thread that only sleeps (on another CPU when
+ * there is one), so that the module has a live context and its switch
+ * probe looks both unmonitored threads up at every switch; without one it
+ * returns at its first load.
+ */
+static void *bystander_run(void *arg)
+{
+	struct vperf_evset *es;
+	char c;
+
+	(void)arg;
+	if (!(es = self_set("pv", "vperf::vcpu-clock", 0)))
+		exit(1);
+	/* ready; then asleep until the end (EOF) */
+	if (write(by_ready[1], "r", 1) != 1 || read(by_end[0], &c, 1) < 0)
+		exit(1);
+	vperf_evset__delete(es);
+	return NULL;
+}
 
 static void *ponger(void *arg)
 {
@@ -109,12 +133,19 @@ static void *ponger(void *arg)
 static int bench_switch(void)
 {
 	struct vperf_evset *es = NULL;
-	pthread_t th;
+	pthread_t th, by;
 	uint64_t t0, t1;
 	char c = 'x';
 
 	if (pipe(ping) || pipe(pong))
 		return 1;
+	if (bystander) {
+		if (pipe(by_ready) || pipe(by_end))
+			return 1;
+		pthread_create(&by, NULL, bystander_run, NULL);
+		if (read(by_ready[0], &c, 1) != 1)
+			return 1;
+	}
 	pin0();
 	if (monitor && !(es = self_set("pv", "vperf::vcpu-clock", 0)))
 		return 1;
@@ -128,8 +159,12 @@ static int bench_switch(void)
 			return 1;
 	t1 = wall_ns();
 	pthread_join(th, NULL);
+	if (bystander) {
+		close(by_end[1]);	/* its read returns 0: it ends */
+		pthread_join(by, NULL);
+	}
 	printf("switch ns_per_trip %.1f\n", (double)(t1 - t0) / (double)trips);
-	printf("switch monitored %d\n", monitor);
+	printf("switch monitored %d bystander %d\n", monitor, bystander);
 	vperf_evset__delete(es);
 	return 0;
 }
@@ -155,7 +190,7 @@ static int cmp_double(const void *a, const void *b)
 struct phase {
 	double ns[NR_METHODS][2 * MAX_ROUNDS];
 	int n[NR_METHODS];
-	uint64_t exits[NR_METHODS];
+	int64_t exits[NR_METHODS];	/* signed: see run_phase */
 	double block_ns[NR_METHODS];
 };
 
@@ -185,8 +220,13 @@ static int run_phase(struct phase *ph, struct vperf_evset *pv, int pv_method,
 			if (pv_method == M_EXACT) {
 				if (vperf_evset__read_one(pv, 0, &e1))
 					return 1;
-				/* the closing read's own hypercall is one of them */
-				ph->exits[m] += e1.value - e0.value - 1;
+				/*
+				 * The closing read's own exit is one of them.  The two
+				 * bracketing reads may take different paths (doorbell, or
+				 * THREAD_READ after a switch), which differ in whether a
+				 * read's own exit is in its value: a block is exact to +-1.
+				 */
+				ph->exits[m] += (int64_t)(e1.value - e0.value) - 1;
 				ph->block_ns[m] += (double)(t1 - t0);
 			}
 			ph->ns[m][ph->n[m]++] = (double)(t1 - t0) / (double)reads;
@@ -225,7 +265,7 @@ static int bench_reads(long reads, int rounds)
 		printf("reads %s_ns %.1f\n", method_name[m], ph.ns[m][n / 2]);
 		printf("reads %s_min_ns %.1f\n", method_name[m], ph.ns[m][0]);
 		printf("reads %s_max_ns %.1f\n", method_name[m], ph.ns[m][n - 1]);
-		printf("reads %s_exits %llu\n", method_name[m], (unsigned long long)ph.exits[m]);
+		printf("reads %s_exits %lld\n", method_name[m], (long long)ph.exits[m]);
 		if (m != M_EXACT) {
 			bg_exits += (double)ph.exits[m];
 			bg_ns += ph.block_ns[m];
@@ -270,6 +310,8 @@ int main(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--monitor"))
 			monitor = 1;
+		else if (!strcmp(argv[i], "--bystander"))
+			bystander = 1;
 		else if (!strcmp(argv[i], "--trips") && i + 1 < argc)
 			trips = number(argv[++i], 200, 10000000);
 		else if (!strcmp(argv[i], "--reads") && i + 1 < argc)
@@ -284,7 +326,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "reads"))
 		return bench_reads(reads, rounds);
 usage:
-	fprintf(stderr, "usage: guest-bench switch [--monitor] [--trips N]\n"
+	fprintf(stderr, "usage: guest-bench switch [--monitor] [--bystander] [--trips N]\n"
 		"       guest-bench reads [--reads N] [--rounds R]\n");
 	return 2;
 }

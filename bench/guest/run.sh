@@ -2,10 +2,12 @@
 # bench/guest/run.sh VPERF GUEST-BENCH [ROUNDS]: vperf_guest.ko's costs inside a vperf-vmm guest, in one boot
 # (`vperf vm run`; nested on hosts without hardware virtualization, about a minute).
 #
-# 1. Context switches: guest-bench switch (two threads on CPU 0 trading a token through pipes) in three states,
+# 1. Context switches: guest-bench switch (two threads on CPU 0 trading a token through pipes) in four states,
 #    interleaved over ROUNDS rounds (default 5, each round starting with another state): the module not loaded,
-#    loaded with the threads unmonitored, loaded with both threads monitored. Figure: the median ns per trip.
-#    Goal: unmonitored <= 1.02 x not loaded (the probe costs a hash lookup per switch, no hypercall).
+#    loaded with the threads unmonitored (no context anywhere: the probe returns at its first load), the same
+#    beside a monitored thread that sleeps (the probe looks both up at every switch, no hypercall), loaded with
+#    both threads monitored. Figure: the median ns per trip. Goal: unmonitored <= 1.02 x not loaded, in both
+#    unmonitored states.
 # 2. Reads (guest-bench reads): getppid(), a page read, an exact read (THREAD_READ + page), a read() of a guest perf
 #    task-clock event. Goals: page read >= 10x cheaper than getppid(); an exact read costs one VM exit (measured
 #    through the thread's own vperf::exits) and no guest system call (the doorbell read path, docs/abi.md 7.1).
@@ -23,16 +25,18 @@ trap 'rm -f "$LOG"' EXIT
 
 # shellcheck disable=SC2016 # expands in the guest
 GUEST_CMD='
-state() { # nomod | unmon | mon
+state() { # nomod | unmon | bystand | mon
 	if [ $1 = nomod ]; then rmmod vperf_guest 2>/dev/null; else [ -e /dev/vperf ] || insmod /payload/vperf_guest.ko; fi
-	if [ $1 = mon ]; then guest-bench switch --monitor --trips '"$TRIPS"'; else guest-bench switch --trips '"$TRIPS"'; fi | sed "s/^/GB $1 /"
+	case $1 in mon) o=--monitor ;; bystand) o=--bystander ;; *) o= ;; esac
+	guest-bench switch $o --trips '"$TRIPS"' | sed "s/^/GB $1 /"
 }
 r=0
 while [ $r -lt '"$ROUNDS"' ]; do
-	case $((r % 3)) in
-	0) state nomod; state unmon; state mon ;;
-	1) state unmon; state mon; state nomod ;;
-	2) state mon; state nomod; state unmon ;;
+	case $((r % 4)) in
+	0) state nomod; state unmon; state bystand; state mon ;;
+	1) state unmon; state bystand; state mon; state nomod ;;
+	2) state bystand; state mon; state nomod; state unmon ;;
+	3) state mon; state nomod; state unmon; state bystand ;;
 	esac
 	r=$((r + 1))
 done
@@ -48,7 +52,7 @@ if [ "$st" != 0 ]; then
 fi
 tr -d '\r' <"$LOG" | grep -a '^GB ' | python3 -c '
 import json, statistics, sys
-sw = {"nomod": [], "unmon": [], "mon": []}
+sw = {"nomod": [], "unmon": [], "bystand": [], "mon": []}
 rd = {}
 for line in sys.stdin:
     f = line.split()
@@ -60,14 +64,16 @@ missing = [k for k, v in sw.items() if not v]
 if missing or "exact_read_ns" not in rd:
     sys.exit("bench-guest: the guest printed no figures for %s" % (missing or "reads"))
 med = {k: statistics.median(v) for k, v in sw.items()}
-unmon, mon = med["unmon"] / med["nomod"], med["mon"] / med["nomod"]
+unmon, bystand, mon = med["unmon"] / med["nomod"], med["bystand"] / med["nomod"], med["mon"] / med["nomod"]
 ns = {m: float(rd[m + "_ns"]) for m in ("getppid", "page_read", "exact_read", "perf_read")}
 cheaper = ns["getppid"] / ns["page_read"]
 epr = float(rd["exact_exits_per_read"])
 print("context switch (ns per trip, 2 switches; median of %d rounds, min..max)" % len(sw["nomod"]))
-for k, label in (("nomod", "module not loaded"), ("unmon", "loaded, threads unmonitored"), ("mon", "loaded, both threads monitored")):
+for k, label in (("nomod", "module not loaded"), ("unmon", "loaded, threads unmonitored"),
+                 ("bystand", "unmonitored, a monitored bystander"), ("mon", "loaded, both threads monitored")):
     print("  %-32s %10.0f   %8.0f..%-8.0f x%.3f" % (label, med[k], min(sw[k]), max(sw[k]), med[k] / med["nomod"]))
-print("  goal: unmonitored <= 1.02 x not loaded: %s (%.3f)" % ("met" if unmon <= 1.02 else "MISSED", unmon))
+print("  goal: unmonitored <= 1.02 x not loaded: %s (%.3f; beside a monitored bystander %.3f)" %
+      ("met" if max(unmon, bystand) <= 1.02 else "MISSED", unmon, bystand))
 print("reads (ns per read, thread CPU time, median of rounds; read paths: page %s, exact %s, perf %s)" % (rd.get("path_page"), rd.get("path_exact"), rd.get("path_perf")))
 for m in ("getppid", "page_read", "exact_read", "perf_read"):
     print("  %-12s %10.1f   %8s..%-8s exits in its blocks %s" % (m, ns[m], rd[m + "_min_ns"], rd[m + "_max_ns"], rd[m + "_exits"]))
@@ -77,7 +83,8 @@ if rd.get("path_exact") == "doorbell":
     print("  goal: and no guest system call: met (read path doorbell: one load of the doorbell page; kmod-test proves it under seccomp strict mode)")
 else:
     print("  goal: and no guest system call: MISSED (read path %s: THREAD_READ is an ioctl; this device has no doorbell)" % rd.get("path_exact"))
-print(json.dumps({"bench": "guest", "switch_ns": med, "unmonitored_ratio": round(unmon, 4), "monitored_ratio": round(mon, 4),
+print(json.dumps({"bench": "guest", "switch_ns": med, "unmonitored_ratio": round(unmon, 4),
+                  "bystander_ratio": round(bystand, 4), "monitored_ratio": round(mon, 4),
                   "read_ns": ns, "page_vs_getppid": round(cheaper, 2), "exact_exits_per_read": epr,
                   "rounds": len(sw["nomod"])}))
 '
