@@ -41,6 +41,18 @@ static const struct kernel_param_ops nmi_count_ops = { .get = nmi_count_get };
 module_param_cb(nmi_count, &nmi_count_ops, NULL, 0444);
 MODULE_PARM_DESC(nmi_count, "sampling overflow NMIs handled since load (read only)");
 
+static int lost_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "unbased %ld elsewhere %ld snapshot_failures %ld\n",
+			  atomic_long_read(&vperf_slices_unbased), atomic_long_read(&vperf_slices_elsewhere),
+			  atomic_long_read(&vperf_snapshot_failures));
+}
+
+static const struct kernel_param_ops lost_ops = { .get = lost_get };
+module_param_cb(lost_slices, &lost_ops, NULL, 0444);
+MODULE_PARM_DESC(lost_slices, "time slices not accounted since load: no base, a base on another CPU, "
+		 "failed switch snapshots (read only)");
+
 static int threads_get(char *buf, const struct kernel_param *kp)
 {
 	return sysfs_emit(buf, "%d\n", vperf_threads_count());

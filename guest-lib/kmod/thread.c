@@ -105,6 +105,9 @@ struct vperf_thread {
 	struct rcu_head rcu;
 };
 
+/* slices not accounted: their thread had no base, or a base on another CPU; failed switch snapshots */
+atomic_long_t vperf_slices_unbased, vperf_slices_elsewhere, vperf_snapshot_failures;
+
 static DEFINE_HASHTABLE(vperf_threads, 6);
 static DEFINE_SPINLOCK(vperf_threads_lock);
 static atomic_t vperf_nr_threads = ATOMIC_INIT(0);	/* live contexts */
@@ -149,6 +152,7 @@ static void vperf_thread_account(struct vperf_thread *t,
 
 	if (t->base_cpu != smp_processor_id()) {
 		/* No base (no page there, a failed snapshot): lose the slice. */
+		atomic_long_inc(t->base_cpu < 0 ? &vperf_slices_unbased : &vperf_slices_elsewhere);
 		vperf_thread_invalidate(t);
 		return;
 	}
@@ -218,6 +222,7 @@ static void vperf_probe_sched_switch(void *data, bool preempt,
 		goto unlock;
 	/* One hypercall for both ends of the switch. */
 	if (vperf_snapshot(now, VPERF_NR_COUNTERS, &nr, &host_ns)) {
+		atomic_long_inc(&vperf_snapshot_failures);
 		if (pt)
 			vperf_thread_invalidate(pt);
 		if (nt)

@@ -98,4 +98,6 @@ int vperf_thread_mmap(struct file *file, struct vm_area_struct *vma);
 int vperf_dev_init(void);
 void vperf_dev_exit(void);
 
+extern atomic_long_t vperf_slices_unbased, vperf_slices_elsewhere, vperf_snapshot_failures;
+
 #endif /* VPERF_GUEST_H */

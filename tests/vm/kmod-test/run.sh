@@ -21,8 +21,10 @@
 #   thread-sleep    a thread that sleeps 30 x 10 ms accrues ~0 vcpu-clock: under 10% of that wall time, and at most
 #                   the host time its slices lasted (+2%)
 #   thread-read     a thread that never sleeps: VPERF_IOC_THREAD_READ makes its page exact (3 x 100 ms, 3%)
-#   thread-inherit  START with VPERF_THREAD_INHERIT; 8 threads moved between the 2 vCPUs by affinity every 20 ms
-#                   of CPU time and a child process: every THREAD_LIST row within 3% of that thread's CPU time
+#   thread-inherit  START with VPERF_THREAD_INHERIT; 3 rounds of 8 threads moved between the 2 vCPUs by affinity
+#                   every 20 ms of CPU time, each held (blocked) once done: each thread's live row within 3% of its
+#                   CPU time read at the same boundary in 2 of 3 rounds (rounds with all in the 2% goal are counted);
+#                   then a child process (row within 3% of its rusage) and every thread's row marked exited
 #   thread-attach   START for another process blocked on a pipe (what vperf stat does), with inheritance: rows
 #                   for its thread (own CPU time) and its main thread (wait4's rusage less the thread's) within
 #                   3%; as uid 65534: root's thread EACCES, its own user's allowed, EACCES at paranoid=2
@@ -33,11 +35,14 @@
 #   thread-doorbell-exits  --stats: vperf-vmm served exactly as many doorbell exits as the test made loads
 #   thread-exits    a thread makes 1000 port writes: its vperf::exits grow by exactly 1000 plus one per accounted
 #                   slice (each slice's closing SNAPSHOT is an exit), 0..5 more; a thread without I/O: its slices'
+#   slices          after the thread cases, the module's lost_slices parameter: no slice ended on a CPU other
+#                   than its base's and no switch snapshot failed (a slice without a base is counted, not judged)
 #   thread-stress   16 threads start, map, run and end 21 contexts each (by STOP, by closing their own file, by
 #                   exiting) at once: no context left, and the dmesg case covers oopses
-#   thread-conserve the rows' vcpu-clock (START with inheritance, 4 threads pinned 2 per vCPU burn 500 ms) against
-#                   what the vCPUs' totals (VPERF_IOC_VCPU_TOTALS) advanced meanwhile: within 1% in 2 of 3 rounds
-#                   (goal 0.5%: measured -0.24..-0.54%, kernel threads and host halt polling are nobody's rows)
+#   thread-conserve the rows' vcpu-clock (START with inheritance, 4 threads pinned 2 per vCPU spin ~500 ms each
+#                   to one deadline) plus what every other task ran (kernel threads, guest schedstat) against what
+#                   the vCPUs' totals (VPERF_IOC_VCPU_TOTALS) advanced meanwhile: within 0.5% in 2 of 3 rounds
+#                   (measured -0.07..-0.17%: idle; the rows alone -0.36..-1.06%, kernel threads are nobody's rows)
 #   thread-sample   VPERF_THREAD_SAMPLE on vcpu-clock every 2 ms (overflow NMIs): two functions burn 1200 and
 #                   400 ms in alternating slices; the ring's user IPs in each come out in the ratio of the
 #                   functions' measured CPU times (nominally 3:1) within 10%, none lost, the values grow, signals
@@ -83,6 +88,8 @@ vperf-kmod-info; case_ ioctl $?
 echo "KMOD-PARAM irq=$(cat /sys/module/vperf_guest/parameters/irq) irq_count=$(cat /sys/module/vperf_guest/parameters/irq_count)"
 case_ params $?
 for m in api single "migrate 50" split sleep read inherit attach doorbell exits stress conserve sample; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
+l=$(cat /sys/module/vperf_guest/parameters/lost_slices); echo "KMOD-LOST $l"
+case "$l" in *"elsewhere 0 snapshot_failures 0") case_ slices 0 ;; *) case_ slices 1 ;; esac
 vperf-kmod-thread hold 3 & hp=$!
 sleep 1
 if rmmod vperf_guest; then echo "KMOD-UNLOAD rmmod succeeded with a monitored thread"; insmod /payload/vperf_guest.ko; u=1
@@ -132,6 +139,8 @@ echo "KMOD-DMESG-BAD $bad"
 sleep 1
 exit 0'
 
+steal() { awk '$1 == "cpu" { print $9 }' /proc/stat; }	# this machine's stolen ticks (USER_HZ)
+steal0=$(steal); wall0=$(date +%s)
 set +e
 "$VM_DIR/vm-run.sh" --vcpus 2 --timeout 300 --vmm-arg --stats \
 	--add "$B/vperf_guest.ko" --add "$B/vperf-kmod-info" --add "$B/vperf-kmod-irq" \
@@ -139,6 +148,9 @@ set +e
 st=${PIPESTATUS[0]}
 set -e
 tr -d '\r' <"$LOG" >"$LOG.clean"
+# Time this machine's own hypervisor took from it: the nested stack's clocks suffer most then (per-thread errors
+# of 5..30% were seen in runs that lost 16% of the CPUs, none over 2% in quiet ones)
+echo "kmod-test: this machine's CPUs lost $(( ($(steal) - steal0) / $(getconf CLK_TCK) )) s to steal in $(( $(date +%s) - wall0 )) s of wall time ($(nproc) CPUs)"
 
 fails=0
 report() {	# report CASE OK DETAIL
@@ -149,7 +161,8 @@ line() { { grep -a "$1" "$LOG.clean" || true; } | tail -1 | sed "s/.*$1 *//"; }
 first() { { grep -a "$1" "$LOG.clean" || true; } | head -1 | sed "s/.*$2 *//"; }	# first PATTERN STRIP
 
 for c in insmod devnode ioctl params thread-api thread-single thread-migrate thread-split thread-sleep \
-	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-stress thread-conserve thread-sample thread-unload irq \
+	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-stress thread-conserve thread-sample slices \
+	thread-unload irq \
 	hotplug cycles dmesg; do
 	s="$(case_status "$c")"
 	case "$c" in
@@ -159,12 +172,16 @@ for c in insmod devnode ioctl params thread-api thread-single thread-migrate thr
 	params) detail="$(line 'KMOD-PARAM')" ;;
 	thread-api) detail="$(awk '/kmod-thread: api ok /{ o++ } /kmod-thread: api FAIL /{ f++ }
 		END { printf "%d checks ok, %d failed", o, f }' "$LOG.clean")" ;;
-	thread-single | thread-migrate | thread-split | thread-sleep | thread-read | thread-inherit | thread-attach)
+	thread-inherit) detail="$(first 'kmod-thread: inherit [a-zA-Z]* [0-9] of [0-9] threads' 'kmod-thread: inherit [a-zA-Z]*'); $(
+		{ grep -a 'kmod-thread: inherit-round [0-9] worst' "$LOG.clean" || true; } |
+			sed 's/.*inherit-round \([0-9]\) worst error \([^:]*\):.*/round \1 worst \2/' | paste -sd',')" ;;
+	slices) detail="$(line 'KMOD-LOST')" ;;
+	thread-single | thread-migrate | thread-split | thread-sleep | thread-read | thread-attach)
 		detail="$({ grep -a "kmod-thread: ${c#thread-} [A-Z]*[a-z]* .*vcpu-clock" "$LOG.clean" || true; } |
 			sed 's/.*kmod-thread: [a-z]* [a-zA-Z]* //; s/ steal.*//; s/, [0-9]* slices.*//' | paste -sd';')" ;;
 	thread-stress) detail="$(first 'kmod-thread: stress [oF]' 'kmod-thread: stress [a-zA-Z]*')" ;;
-	thread-conserve) detail="$(first 'kmod-thread: conserve [oF][kA]* [0-9] of' 'kmod-thread: conserve [a-zA-Z]*')" ;;
-	thread-sample) detail="$({ grep -a 'kmod-thread: sample [oF][kA]* samples' "$LOG.clean" || true; } | tail -1 |
+	thread-conserve) detail="$(first 'kmod-thread: conserve [a-zA-Z]* [0-9] of' 'kmod-thread: conserve [a-zA-Z]*')" ;;
+	thread-sample) detail="$({ grep -a 'kmod-thread: sample [a-zA-Z]* samples' "$LOG.clean" || true; } | tail -1 |
 		sed 's/.*kmod-thread: sample [a-zA-Z]* //')" ;;
 	thread-exits) detail="$({ grep -a 'kmod-thread: exits [oF][kA]' "$LOG.clean" || true; } |
 		sed 's/.*kmod-thread: exits [a-zA-Z]* //' | paste -sd';')" ;;
