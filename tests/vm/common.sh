@@ -14,6 +14,7 @@ VM_EXIT_USAGE=2         # bad arguments, missing image or tool
 VM_EXIT_TIMEOUT=124     # L1 did not power off within --timeout
 VM_EXIT_BOOTFAIL=125    # QEMU failed, or L1 never reached /init
 VM_EXIT_NORESULT=126    # /init ran but printed no VPERF-RESULT line
+VM_EXIT_L1CRASH=122     # L1 triple-faulted (QEMU reset it) before its VPERF-RESULT line
 
 vm_prog="$(basename "$0" .sh)"
 

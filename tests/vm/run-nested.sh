@@ -10,6 +10,7 @@
 #   124 timeout (L1 still running after --timeout seconds; QEMU killed)
 #   125 boot failure (QEMU failed, or the kernel never reached /init)
 #   126 no result line (/init started but no "VPERF-RESULT: status=N" line was seen)
+#   122 L1 triple-faulted before its result line (QEMU's reset log, <run dir>/qemu-reset.log, says so)
 #     2 usage error, missing image or tool
 #
 # Options:
@@ -142,6 +143,10 @@ QEMU=(qemu-system-x86_64
 # The monitor on a socket: before the timeout kills a frozen L1, qemu-regs.py asks it for every vCPU's registers.
 MON="$RUNDIR/monitor.sock"
 QEMU+=(-monitor "unix:$MON,server=on,wait=off")
+# QEMU's own log of CPU resets: a triple fault in L1 resets it, and -no-reboot turns that into a QEMU exit with
+# status 0 and nothing on the console; this log says "Triple fault" and holds the registers at the reset.
+QLOG="$RUNDIR/qemu-reset.log"
+QEMU+=(-d cpu_reset -D "$QLOG")
 # shellcheck disable=SC2206 # debugging aid: extra QEMU arguments, split on blanks
 [ -z "${VPERF_QEMU_EXTRA:-}" ] || QEMU+=($VPERF_QEMU_EXTRA)
 
@@ -246,5 +251,11 @@ fi
 show_tail
 if [ -z "$TINIT" ]; then
 	die "$VM_EXIT_BOOTFAIL" "boot failure: L1 never reached /init (QEMU status $QRC; log $LOG)"
+fi
+if [ "$QRC" = 0 ] && grep -q 'Triple fault' "$QLOG" 2>/dev/null; then
+	# the registers of the last reset of each CPU, as QEMU logged them
+	awk '/Triple fault/ { tf = 1 } tf && /^(RAX|RSI|R8 |R12|RIP|ES |CS |SS |CR0|EFER)/' "$QLOG" | tail -n 20 |
+		sed 's/^/run-nested: L1 at the reset: /' >&2
+	die "$VM_EXIT_L1CRASH" "L1 triple-faulted (QEMU reset it; no panic on the console): no result line (QEMU log $QLOG; console $LOG)"
 fi
 die "$VM_EXIT_NORESULT" "no result line: /init started but printed no VPERF-RESULT (QEMU status $QRC; log $LOG)"

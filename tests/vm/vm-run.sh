@@ -29,7 +29,7 @@
 # command line as one word: -- 'ls / | wc -l'.
 #
 # Exit status: COMMAND's (0..255 as the guest reported it), or 123 guest crash, 124 timeout, 125 VMM or boot
-# failure, 126 no result, 2 usage error.
+# failure, 126 no result, 122 (nested) L1 triple-faulted, 2 usage error.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
