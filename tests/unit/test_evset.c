@@ -136,19 +136,36 @@ static void evset_task_clock_self_within_10pct_of_thread_cputime(void **state)
 	static const char *const ev[] = { "task-clock" };
 	struct vperf_evset *es = new_self(ev, 1);
 	struct vperf_count c;
+	struct vt_steal st;
 	uint64_t t0, t1;
+	double stolen, err;
 
+	vt_steal_mark(&st);
 	open_start(es);
 	t0 = vt_thread_cpu_ns();
 	vt_burn_ms(50);
 	t1 = vt_thread_cpu_ns();
 	memset(&c, 0xa5, sizeof(c));
 	assert_int_equal(vperf_evset__read(es, &c, 1), 0);
+	stolen = vt_steal_share(&st);
 	assert_false(c.flags & VPERF_COUNT_NOT_COUNTED);
 	assert_false(c.flags & VPERF_COUNT_SCALED);	/* software: never multiplexed */
 	assert_int_equal(c.value, c.raw);
 	assert_true(c.enabled > 0 && c.running == c.enabled);
-	assert_within((double)c.value, (double)(t1 - t0), 0.10, "task-clock ns");
+	/*
+	 * task-clock counts time stolen from this machine while the thread ran,
+	 * CLOCK_THREAD_CPUTIME_ID not (PARAVIRT_TIME_ACCOUNTING): above the
+	 * thread's CPU time, allow the share the machine lost meanwhile.
+	 */
+	err = ((double)c.value - (double)(t1 - t0)) / (double)(t1 - t0);
+	if (stolen > 0 && err > 0.10) {
+		printf("task-clock ns: got %.0f, want %.0f (%+.2f%%); this machine lost %.1f%% to steal meanwhile, "
+		       "limit +%.1f%%\n", (double)c.value, (double)(t1 - t0), err * 100, stolen * 100,
+		       (0.10 + stolen / (1 - stolen)) * 100);
+		assert_true(err <= 0.10 + stolen / (1 - stolen));
+	} else {
+		assert_within((double)c.value, (double)(t1 - t0), 0.10, "task-clock ns");
+	}
 	vperf_evset__delete(es);
 }
 

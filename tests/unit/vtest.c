@@ -4,6 +4,7 @@
 #endif
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vtest.h"
@@ -55,4 +56,44 @@ int vt_main(int argc, char **argv, const char *group,
 	if (failed)
 		return 1;
 	return vt_skipped ? 77 : 0;
+}
+
+static unsigned long long steal_ticks(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n = 0;
+
+	if (f) {
+		n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+			   &v[4], &v[5], &v[6], &v[7]);
+		fclose(f);
+	}
+	return n == 8 ? v[7] : 0;
+}
+
+static unsigned long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+void vt_steal_mark(struct vt_steal *m)
+{
+	m->ticks = steal_ticks();
+	m->wall_ns = mono_ns();
+}
+
+double vt_steal_share(const struct vt_steal *m)
+{
+	double wall = (double)(mono_ns() - m->wall_ns) / 1e9, stolen;
+	long hz = sysconf(_SC_CLK_TCK), cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (wall <= 0 || hz <= 0 || cpus <= 0)
+		return 0;
+	stolen = (double)(steal_ticks() - m->ticks) / (double)hz;
+	stolen /= wall * (double)cpus;
+	return stolen < 0 ? 0 : stolen > 0.9 ? 0.9 : stolen;
 }

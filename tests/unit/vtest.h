@@ -48,4 +48,18 @@ int vt_contains(const char *haystack, const char *needle);
 /* Does this host have a hardware PMU the kernel knows? */
 int vt_host_has_pmu(void);
 
+/*
+ * The time this machine's own hypervisor stole from it (/proc/stat steal) as
+ * a share of all its CPUs' time since vt_steal_mark(): 0..1, 0 when
+ * unreadable.  A kernel with PARAVIRT_TIME_ACCOUNTING leaves stolen time out
+ * of CLOCK_THREAD_CPUTIME_ID while perf's task-clock counts it, so a
+ * known answer between the two allows for it.
+ */
+struct vt_steal {
+	unsigned long long ticks;
+	unsigned long long wall_ns;
+};
+void vt_steal_mark(struct vt_steal *m);
+double vt_steal_share(const struct vt_steal *m);
+
 #endif /* VPERF_TESTS_VTEST_H */
