@@ -3,29 +3,74 @@
 # The cases are judged by ctest-case.sh; this fails only when the batch could not run at all (timeout, boot
 # failure, no result), so that the failure is reported once, here, as what it is.
 #
-# One retry, on the nested stack only: a run that timed out (status 124) or whose guest crashed (123) there is
+# One retry, on the nested stack only: a run that timed out (status 124) or whose guest crashed (123: L2; 122: L1
+# triple-faulted, QEMU's reset log says so) there is
 # started once more, loudly, with the first run's log kept as LOG.hung. Under QEMU TCG a guest now and then stops
 # dead (a vCPU that never takes another interrupt, the L1 kernel reporting an RCU stall on the CPU that runs it)
 # or triple-faults without a word, so far only in the kmod batch: mostly during vperf_guest.ko's load/unload
 # cycles (tests/vm/README.md, "Freezes"). Neither is a verdict on any case, and every case is still judged on the
 # second run; a guest crash that is ours would show in both. Where vperf-vmm runs directly on hardware
 # virtualization a timeout or a crash is a failure at once.
+#
+# The same one retry for a nested batch in which cases failed while this machine's own hypervisor took at least
+# STEAL_PCT (5) percent of its CPU time (/proc/stat steal): the nested stack's clocks then disagree (guest CPU
+# time runs ahead of the vCPU threads' by 5..30%, seen on 2026-11-23 with 17..21% stolen), which no known answer
+# survives. The first log is kept as LOG.noisy; the second run's cases are the verdict, however noisy it is.
+# 5%: kmod runs that passed lost 2..3% (3 s in 67 s, 5 s in 97 s), the ones whose known answers failed 6..21%.
+#
+# And the same one retry for a nested batch in which cases failed and an L2 guest of one of them triple-faulted
+# (vperf-vmm's "triple fault (KVM_EXIT_SHUTDOWN)"): no case asks for one, and under TCG they come without a cause
+# in our code so far (one in CI on 2026-11-23: vCPU 1 of the 2-vCPU boot case, 0.85 s into Linux's boot). The first
+# log is kept as LOG.crashed; a triple fault that is ours comes back on the second run.
 set -uo pipefail
 log=$1
 shift
-"$@" >"$log" 2>&1
-st=$?
-if { [ "$st" = 124 ] || [ "$st" = 123 ]; } && grep -aq 'mode: nested' "$log"; then
-	mv "$log" "$log.hung"
-	echo "batch $*: the nested guest $([ "$st" = 124 ] && echo timed out || echo crashed) (status $st; a QEMU TCG" \
-		"freeze?); its log is $log.hung, last lines:"
-	tail -15 "$log.hung"
-	echo "batch $*: running it once more"
+STEAL_PCT=${VPERF_BATCH_STEAL_PCT:-5}
+steal() { awk '$1 == "cpu" { print $9 }' /proc/stat; }
+run() {	# run the batch; stolen: the percentage of this machine's CPU time stolen meanwhile
+	local s0 t0 t1
+	s0=$(steal)
+	t0=$(date +%s%N)
 	"$@" >"$log" 2>&1
 	st=$?
+	t1=$(date +%s%N)
+	stolen=$(awk -v s="$(($(steal) - s0))" -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" -v ns="$((t1 - t0))" \
+		'BEGIN { printf "%d", (ns >= 10e9 ? 100 * s / hz / n / (ns / 1e9) : 0) }')	# ticks: >= 10 s
+}
+run "$@"
+nested=0
+grep -aq 'mode: nested' "$log" && nested=1
+retry=""
+kept=""
+if [ "$nested" = 1 ]; then
+	case "$st" in
+	124) retry="the nested guest timed out (status 124; a QEMU TCG freeze?)" ;;
+	123) retry="the nested guest crashed (L2, status 123)" ;;
+	122) retry="the nested guest crashed (L1 triple fault, status 122)" ;;
+	*) if grep -aqE '^(vmm-test|device-test|kmod-test|guest-stat): FAIL' "$log"; then
+		if [ "$stolen" -ge "$STEAL_PCT" ]; then
+			retry="cases failed while this machine lost $stolen% of its CPU time to steal"
+		elif grep -aq 'triple fault (KVM_EXIT_SHUTDOWN)' "$log"; then
+			retry="cases failed and an L2 guest triple-faulted ($(grep -a -m1 'triple fault (KVM_EXIT_SHUTDOWN)' "$log"))"
+			kept="$log.crashed"
+		fi
+	fi ;;
+	esac
+fi
+if [ -n "$retry" ]; then
+	if [ -z "$kept" ]; then
+		kept="$log.hung"
+		[ "$st" = 0 ] || [ "$st" = 1 ] && kept="$log.noisy"
+	fi
+	mv "$log" "$kept"
+	echo "batch $*: $retry; its log is $kept, last lines:"
+	tail -15 "$kept"
+	echo "batch $*: running it once more"
+	run "$@"
+	echo "batch $*: the second run lost $stolen% of this machine's CPU time to steal"
 fi
 grep -aE '^(vmm-test|device-test|kmod-test|guest-stat): ' "$log" || true
 case "$st" in
-124 | 125 | 126 | 2) echo "batch $* failed to run (status $st); last lines of $log:"; tail -40 "$log"; exit "$st" ;;
+124 | 125 | 126 | 122 | 2) echo "batch $* failed to run (status $st); last lines of $log:"; tail -40 "$log"; exit "$st" ;;
 esac
 exit 0
