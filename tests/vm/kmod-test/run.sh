@@ -22,8 +22,8 @@
 #                   the host time its slices lasted (+2%)
 #   thread-read     a thread that never sleeps: VPERF_IOC_THREAD_READ makes its page exact (3 x 100 ms, 3%)
 #   thread-inherit  START with VPERF_THREAD_INHERIT; 3 rounds of 8 threads moved between the 2 vCPUs by affinity
-#                   every 20 ms of CPU time, each held (blocked) once done: each thread's live row within 3% of its
-#                   CPU time read at the same boundary in 2 of 3 rounds (rounds with all in the 2% goal are counted);
+#                   every 20 ms of CPU time, each held (blocked) once done: each thread's live row within 2% (the
+#                   issue's figure) of its CPU time read at the same boundary in 2 of 3 rounds (quiet: worst 0.96%);
 #                   then a child process (row within 3% of its rusage) and every thread's row marked exited
 #   thread-attach   START for another process blocked on a pipe (what vperf stat does), with inheritance: rows
 #                   for its thread (own CPU time) and its main thread (wait4's rusage less the thread's) within
@@ -54,7 +54,7 @@
 #                   between unmonitored threads
 #   irq        vperf-kmod-irq: task-clock overflow interrupts at 1000 Hz on CPU 0 advance irq_count
 #   hotplug    CPU 1 offline: 1 page left; online again: 2 pages (the module follows CPU hotplug)
-#   cycles     100 cycles (30 nested; VPERF_KMOD_CYCLES): insmod, a process with 4 monitored threads runs (each
+#   cycles     100 cycles (VPERF_KMOD_CYCLES): insmod, a process with 4 monitored threads runs (each
 #              gets its counted row), rmmod while it runs is refused, rmmod after it exits succeeds; SUnreclaim
 #              grows < 256 kB from cycle 10 to the last
 #   dmesg      the kernel log after the first insmod has no WARNING, BUG, Oops or general protection fault
@@ -69,10 +69,10 @@ set -euo pipefail
 
 B="$("$VM_DIR/kmod-test/build.sh")"
 LOG="$VPERF_VM_BUILD/kmod-test.log"
-# 100 load/unload cycles where vperf-vmm runs on hardware virtualization; 30 nested, where the cycles are what
-# freezes QEMU TCG now and then (about once in 250..400 cycles; README.md, Freezes). VPERF_KMOD_CYCLES overrides.
-if hw_virt; then CYCLES=100; else CYCLES=30; fi
-CYCLES=${VPERF_KMOD_CYCLES:-$CYCLES}
+# 100 load/unload cycles, nested too (~0.25 s each there): QEMU TCG froze or crashed in them now and then on a
+# machine losing CPU time to steal, none in 750 on a quiet one (README.md, Freezes); ctest-batch.sh retries a
+# nested batch that timed out or crashed once. VPERF_KMOD_CYCLES overrides.
+CYCLES=${VPERF_KMOD_CYCLES:-100}
 LEAK_KB=256	# SUnreclaim growth allowed from cycle 10 on: a 3 kB/cycle leak fails at 100 cycles, 13 kB at 30
 # shellcheck disable=SC2016 # expands in the guest
 GUEST_CMD='
