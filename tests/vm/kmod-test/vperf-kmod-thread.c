@@ -23,10 +23,10 @@
  *   inherit  START with VPERF_THREAD_INHERIT, 3 rounds of 8 threads
  *            (400 ms each) migrating between 2 vCPUs by affinity, each
  *            held (blocked) after its burn: each thread's live row within
- *            TOLERANCE (3%) of its CPU time, read at the same boundary, in
- *            2 of 3 rounds (rounds with all within the 2% goal are
- *            counted); then a child process's row, and every thread's row
- *            marked exited
+ *            INHERIT_GOAL (2%, the issue's figure) of its CPU time, read at
+ *            the same boundary, in 2 of 3 rounds (rounds with all within
+ *            3% and 2% are counted); then a child process's row, and every
+ *            thread's row marked exited
  *   attach   START for a process blocked on a pipe (as vperf stat does),
  *            its rows; the paranoid setting as uid 65534
  *   doorbell fresh reads with one doorbell load each, no system call
@@ -1003,12 +1003,13 @@ static void test_conserve(void)
 /*
  * One inherit round: 8 kids (400 ms each, migrating every tick) under the
  * inheriting context; 1 when every kid's row is within TOLERANCE of its CPU
- * time, *goal when within the issue's 2% as well; tids the kids' tids.
+ * time, *goal when within the issue's 2% as well; tids the kids' tids,
+ * kid_goal[i] 1 when kid i's row is within the 2%.
  */
 #define INHERIT_ROUNDS	3
 #define INHERIT_GOAL	0.02
 
-static int inherit_round(int round, pid_t *tids, int *goal, int *kid_ok)
+static int inherit_round(int round, pid_t *tids, int *goal, int *kid_goal)
 {
 	static struct vperf_thread_row rows[64];
 	struct vperf_thread_list l;
@@ -1061,11 +1062,11 @@ static int inherit_round(int round, pid_t *tids, int *goal, int *kid_ok)
 			ok = 0;
 			continue;
 		}
-		kid_ok[i] = row_within_ratio(r, kids[i].cpu_ns, ratio, what, sizeof(what));
-		ok &= kid_ok[i];
+		ok &= row_within_ratio(r, kids[i].cpu_ns, ratio, what, sizeof(what));
 		err = want > 0 ? (r->counters[VPERF_THREAD_CTR_VCPU_CLOCK].value - want) / want : 1;
 		if (err < 0)
 			err = -err;
+		kid_goal[i] = err <= INHERIT_GOAL;
 		if (err > worst)
 			worst = err;
 		printf("kmod-thread: inherit-round %d %s\n", round, what);
@@ -1089,7 +1090,7 @@ static void test_inherit(void)
 	static pid_t tids[INHERIT_ROUNDS][NR_KIDS];
 	struct vperf_thread_start st;
 	struct vperf_thread_list l;
-	int n, i, j, status, good = 0, goal = 0, kid_ok[NR_KIDS], kid_good[NR_KIDS] = { 0 }, slots = 0;
+	int n, i, j, status, good = 0, goal = 0, kid_goal[NR_KIDS], kid_good[NR_KIDS] = { 0 }, slots = 0;
 	uint64_t child_cpu = 0;
 	double ratio;
 	pid_t child;
@@ -1105,17 +1106,17 @@ static void test_inherit(void)
 	for (i = 0; i < INHERIT_ROUNDS; i++) {
 		int g;
 
-		memset(kid_ok, 0, sizeof(kid_ok));
-		good += inherit_round(i + 1, tids[i], &g, kid_ok);
+		memset(kid_goal, 0, sizeof(kid_goal));
+		good += inherit_round(i + 1, tids[i], &g, kid_goal);
 		goal += g;
 		for (j = 0; j < NR_KIDS; j++)
-			kid_good[j] += kid_ok[j];
+			kid_good[j] += kid_goal[j];
 	}
-	/* as the other known answers: each thread (by its length) within 3% in 2 of 3 rounds */
+	/* the 2%, for each of the 8 threads in 2 of 3 rounds (one round in a few has an outlier) */
 	for (j = 0; j < NR_KIDS; j++)
 		slots += kid_good[j] >= 2;
 	snprintf(what, sizeof(what), "%d of %d threads within %.0f%% in 2 of %d rounds; %d rounds with all within 3%%, "
-		 "%d with all within the goal, 2%%", slots, NR_KIDS, TOLERANCE * 100, INHERIT_ROUNDS, good, goal);
+		 "%d with all within 2%%", slots, NR_KIDS, INHERIT_GOAL * 100, INHERIT_ROUNDS, good, goal);
 	check(slots == NR_KIDS, "inherit", what);
 	child = fork();
 	if (child == 0) {
