@@ -492,6 +492,71 @@ static void self_page_only_read_one_matches_the_whole_read(void **state)
 	vperf_evset__delete(es);
 }
 
+/*
+ * vperf_page_read() inlined in the caller gives the page's raw count of
+ * the event's slot (what the library's page read starts from), follows the
+ * page as slices are published, and gives up with -EAGAIN on a page whose
+ * seq stays odd; no ioctl on the way.
+ */
+static void page_ref_inline_read_gives_the_pages_raw_count(void **state)
+{
+	struct vperf_page_ref ref[3];
+	struct fake_ctx *ctx;
+	struct vperf_evset *es = open_self3(VPERF_EVSET_PAGE_ONLY, &ctx);
+	int reads = fake.reads;
+	uint64_t v;
+
+	for (int e = 0; e < 3; e++)
+		assert_int_equal(vperf_evset__page_ref(es, e, &ref[e]), 0);
+	assert_ptr_equal(ref[0].page, ctx->page);
+	fake_run(ctx, VCPU, 1234, 1000, 1000);
+	fake_run(ctx, 1, 56, 1000, 1000);
+	assert_int_equal(vperf_page_read(&ref[0], &v), 0);
+	assert_int_equal(v, 1234);
+	assert_int_equal(vperf_page_read(&ref[1], &v), 0);
+	assert_int_equal(v, 56);
+	assert_int_equal(vperf_page_read(&ref[2], &v), 0);
+	assert_int_equal(v, 0);
+	fake_run(ctx, VCPU, 1000, 1000, 1000);		/* the next slice */
+	assert_int_equal(vperf_page_read(&ref[0], &v), 0);
+	assert_int_equal(v, 2234);
+	assert_int_equal(fake.reads, reads);
+	ctx->page->seq |= 1;				/* a writer that never finishes */
+	assert_int_equal(vperf_page_read(&ref[0], &v), -EAGAIN);
+	assert_int_equal(v, 2234);			/* untouched */
+	ctx->page->seq++;
+	assert_int_equal(vperf_page_read(&ref[0], &v), 0);
+	vperf_evset__delete(es);
+}
+
+/* Events without a page slot of the caller's: not supported, and said how. */
+static void page_ref_needs_an_open_self_vperf_event(void **state)
+{
+	struct vperf_page_ref ref;
+	struct vperf_evset *es = new_set(VPERF_TARGET_THREAD, 4242, 0, NULL);
+
+	add(es, "vperf::vcpu-clock", 0);
+	assert_int_equal(vperf_evset__page_ref(es, 0, &ref), -EBADF);	/* not open */
+	open_ok(es);
+	assert_int_equal(vperf_evset__page_ref(es, 0, &ref), -EOPNOTSUPP);	/* another thread's */
+	assert_int_equal(vperf_evset__page_ref(es, 1, &ref), -EINVAL);
+	assert_int_equal(vperf_evset__page_ref(es, -1, &ref), -EINVAL);
+	assert_int_equal(vperf_evset__page_ref(es, 0, NULL), -EINVAL);
+	assert_int_equal(vperf_evset__page_ref(NULL, 0, &ref), -EINVAL);
+	vperf_evset__delete(es);
+
+	es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+	add(es, "vperf::steal", 0);
+	add(es, "task-clock", 1);
+	if (vperf_evset__open(es) == 0) {	/* perf may be unavailable here: the first half stands */
+		assert_int_equal(vperf_evset__page_ref(es, 0, &ref), 0);
+		assert_int_equal(vperf_evset__page_ref(es, 1, &ref), -EOPNOTSUPP);	/* a perf event */
+	} else {
+		printf("perf unavailable: the mixed-set half is not run (%s)\n", vperf_evset__strerror(es));
+	}
+	vperf_evset__delete(es);
+}
+
 struct other_read {
 	struct vperf_evset *es;
 	struct vperf_count c;
@@ -1149,6 +1214,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(page_only_set_does_not_map_the_doorbell, setup),
 		cmocka_unit_test_setup(self_page_only_read_makes_no_ioctl, setup),
 		cmocka_unit_test_setup(self_page_only_read_one_matches_the_whole_read, setup),
+		cmocka_unit_test_setup(page_ref_inline_read_gives_the_pages_raw_count, setup),
+		cmocka_unit_test_setup(page_ref_needs_an_open_self_vperf_event, setup),
 		cmocka_unit_test_setup(self_read_from_another_thread_reads_the_page, setup),
 		cmocka_unit_test_setup(self_start_stop_reset_keep_library_baselines, setup),
 		cmocka_unit_test_setup(self_multiplexed_counter_is_scaled, setup),

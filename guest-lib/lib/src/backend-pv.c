@@ -1132,6 +1132,26 @@ static int page_read_one(struct vperf_evset *es, uint32_t k, struct vperf_count 
 	return 0;
 }
 
+/* vperf_page_read() (vperf.h) inlines this layout into applications. */
+_Static_assert(offsetof(struct vperf_thread_page, seq) == VPERF_PAGE_SEQ_OFFSET, "page seq offset");
+_Static_assert(offsetof(struct vperf_thread_page, counters) == VPERF_PAGE_COUNTERS_OFFSET, "page counters offset");
+_Static_assert(sizeof(struct vperf_thread_counter) == VPERF_PAGE_COUNTER_SIZE, "page counter size");
+_Static_assert(offsetof(struct vperf_thread_counter, value) == 0, "page counter value offset");
+
+static int pv_page_ref(const struct vperf_evset *es, int e, struct vperf_page_ref *ref)
+{
+	const struct pv_priv *p = es->priv;
+	int k;
+
+	if (es->opts.target != VPERF_TARGET_SELF || !p->page || p->perf_idx[e] >= 0 || !es->events[e].virt)
+		return -EOPNOTSUPP;
+	k = es->events[e].virt->thread_ctr;
+	if (k < 0 || (uint32_t)k >= p->nr_ctrs)
+		return -EOPNOTSUPP;	/* a count the module does not keep per thread */
+	*ref = (struct vperf_page_ref){ .page = p->page, .slot = (uint32_t)k };
+	return 0;
+}
+
 static int pv_read(struct vperf_evset *es, int e, struct vperf_count *c)
 {
 	struct pv_priv *p = es->priv;
@@ -1239,4 +1259,5 @@ const struct vperf_backend_ops vperf_backend_pv = {
 	.read = pv_read,
 	.read_all = pv_read_all,
 	.poll_threads = pv_poll_threads,
+	.page_ref = pv_page_ref,
 };

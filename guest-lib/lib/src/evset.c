@@ -341,6 +341,17 @@ int vperf_evset__read_one(struct vperf_evset *es, int idx, struct vperf_count *c
 	return ret;
 }
 
+int vperf_evset__page_ref(const struct vperf_evset *es, int idx, struct vperf_page_ref *ref)
+{
+	if (!es || !ref || idx < 0 || idx >= es->nr_events)
+		return -EINVAL;
+	if (!es->is_open)
+		return -EBADF;
+	if (!es->ops->page_ref)
+		return -EOPNOTSUPP;
+	return es->ops->page_ref(es, idx, ref);
+}
+
 int vperf_evset__read_path(const struct vperf_evset *es, int idx)
 {
 	if (!es || !es->is_open || idx < 0 || idx >= es->nr_events)

@@ -252,6 +252,8 @@ struct vperf_backend_ops {
 			size_t n);
 	/* Per-thread counts: drain what the kernel reported into rows. */
 	int (*poll_threads)(struct vperf_evset *es);
+	/* vperf_evset__page_ref(); NULL: -EOPNOTSUPP */
+	int (*page_ref)(const struct vperf_evset *es, int idx, struct vperf_page_ref *ref);
 };
 
 enum { VPERF_CTL_START, VPERF_CTL_STOP, VPERF_CTL_RESET };

@@ -44,6 +44,7 @@
 #ifndef VPERF_VPERF_H
 #define VPERF_VPERF_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -271,6 +272,64 @@ enum vperf_read_path {
 /* How reads of event idx are done; decided at open.  -EINVAL if not open. */
 VPERF_API int vperf_evset__read_path(const struct vperf_evset *es, int idx);
 VPERF_API const char *vperf_read_path_name(int path);
+
+/* ---- the inline page read (pv, VPERF_TARGET_SELF) --------------------- */
+
+/*
+ * The cheapest read there is: the caller loads a vperf:: event's counter
+ * from the opening thread's page itself, with vperf_page_read() below,
+ * inlined - no call into libvperf, no system call, no VM exit.  What it
+ * gives is the page's raw count: the thread's count since the set was
+ * opened, as of its last switch-out (VPERF_READ_PAGE's lag), untouched by
+ * vperf_evset__start/stop/reset and not scaled.  Take differences of two
+ * reads around the code to measure.  (bench/guest: a few loads against a
+ * library read's calls and returns, ~10x fewer instructions under TCG.)
+ *
+ * vperf_evset__page_ref() fills ref for event idx of an open set: 0, or
+ * -EINVAL (no such event), -EBADF (not open), -EOPNOTSUPP (not a vperf::
+ * event on the pv backend with a VPERF_TARGET_SELF target).  ref stays
+ * valid until the set is deleted; a read from another thread than the
+ * opener gives the opener's count.
+ */
+struct vperf_page_ref {
+	const volatile void *page;	/* the thread page, mapped read-only */
+	uint32_t slot;			/* the counter's slot in it */
+	uint32_t reserved;
+};
+
+VPERF_API int vperf_evset__page_ref(const struct vperf_evset *es, int idx,
+				    struct vperf_page_ref *ref);
+
+/* The thread page's layout as far as vperf_page_read() needs it (ABI 1:
+ * struct vperf_thread_page in vperf_guest_uapi.h; libvperf asserts it). */
+#define VPERF_PAGE_SEQ_OFFSET		8	/* u32, odd while written */
+#define VPERF_PAGE_COUNTERS_OFFSET	48	/* counters[], value first */
+#define VPERF_PAGE_COUNTER_SIZE		24
+#define VPERF_PAGE_READ_TRIES		1000	/* then -EAGAIN (vperf_page_read) */
+
+/*
+ * The counter of ref into *value: 0, or -EAGAIN when the kernel kept
+ * writing the page (seq odd or changed) for VPERF_PAGE_READ_TRIES tries.
+ */
+static inline int vperf_page_read(const struct vperf_page_ref *ref, uint64_t *value)
+{
+	const volatile char *pg = (const volatile char *)ref->page;
+	const volatile uint32_t *seqp = (const volatile uint32_t *)(pg + VPERF_PAGE_SEQ_OFFSET);
+	const volatile uint64_t *v = (const volatile uint64_t *)(pg + VPERF_PAGE_COUNTERS_OFFSET +
+								 (size_t)ref->slot * VPERF_PAGE_COUNTER_SIZE);
+
+	for (unsigned int i = 0; i < VPERF_PAGE_READ_TRIES; i++) {
+		uint32_t seq = __atomic_load_n(seqp, __ATOMIC_ACQUIRE);
+		uint64_t val = *v;
+
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);	/* the value before the second load */
+		if (!(seq & 1) && __atomic_load_n(seqp, __ATOMIC_RELAXED) == seq) {
+			*value = val;
+			return 0;
+		}
+	}
+	return -EAGAIN;
+}
 
 /* ---- per-thread counts (VPERF_EVSET_PER_THREAD) ---------------------- */
 
