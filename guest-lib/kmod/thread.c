@@ -95,6 +95,7 @@ struct vperf_thread {
 	u32 nr;				/* counters in base[] */
 	u64 base_host_ns;		/* host time of base[] */
 	u64 base_guest_ns;		/* local_clock() at base[] */
+	u64 base_sched_ns;		/* the task's se.sum_exec_runtime at base[] */
 	struct vperf_counter_value base[VPERF_NR_COUNTERS];
 	/* sampling (VPERF_THREAD_SAMPLE): NULL ring: none */
 	struct page **ring;		/* the header page, then the data pages */
@@ -173,6 +174,14 @@ static void vperf_thread_account(struct vperf_thread *t,
 	if (host_ns >= t->base_host_ns)
 		tp->host_ns += host_ns - t->base_host_ns;
 	tp->guest_ns += local_clock() - t->base_guest_ns;
+	/*
+	 * The scheduler has charged prev up to this switch (update_curr()
+	 * ran before the tracepoint); for current (READ, STOP) up to its last
+	 * update, and the next slice starts from the same value: the sums
+	 * telescope.
+	 */
+	if (t->task && t->task->se.sum_exec_runtime >= t->base_sched_ns)
+		tp->sched_ns += t->task->se.sum_exec_runtime - t->base_sched_ns;
 	tp->switches++;
 	tp->base_valid = 0;
 	t->base_cpu = -1;	/* before seq turns even: an NMI then must not add the slice twice */
@@ -191,6 +200,7 @@ static void vperf_thread_set_base(struct vperf_thread *t,
 	smp_wmb();
 	t->base_host_ns = host_ns;
 	t->base_guest_ns = local_clock();
+	t->base_sched_ns = t->task ? t->task->se.sum_exec_runtime : 0;
 	memcpy(t->base, now, nr * sizeof(*now));
 	t->nr = nr;
 	t->base_cpu = smp_processor_id();
@@ -740,6 +750,7 @@ static void vperf_thread_row(struct vperf_thread *t, struct vperf_thread_row *ro
 		row->switches = READ_ONCE(tp->switches);
 		row->host_ns = READ_ONCE(tp->host_ns);
 		row->guest_ns = READ_ONCE(tp->guest_ns);
+		row->sched_ns = READ_ONCE(tp->sched_ns);
 		for (i = 0; i < VPERF_THREAD_MAX_COUNTERS; i++) {
 			row->counters[i].value = READ_ONCE(tp->counters[i].value);
 			row->counters[i].enabled = READ_ONCE(tp->counters[i].enabled);

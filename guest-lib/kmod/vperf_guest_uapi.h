@@ -106,7 +106,10 @@ struct vperf_thread_page {
 				 * (vCPU page host_time_ns deltas) */
 	__u64 guest_ns;		/* the same by the guest's (local_clock()):
 				 * host_ns / guest_ns is the clocks' ratio */
-	__u64 reserved[1];
+	__u64 sched_ns;		/* what the guest's scheduler charged the
+				 * thread over the same slices (its
+				 * se.sum_exec_runtime, the source of
+				 * CLOCK_THREAD_CPUTIME_ID); 0: unknown */
 	struct vperf_thread_counter counters[VPERF_THREAD_MAX_COUNTERS];
 	/*
 	 * The doorbell read (VPERF_DOORBELL_PGOFF): while base_valid is 1 the
@@ -221,7 +224,7 @@ struct vperf_thread_row {
 	__u64 switches;		/* as in the thread page */
 	__u64 host_ns;
 	__u64 guest_ns;
-	__u64 reserved;
+	__u64 sched_ns;		/* as in the thread page */
 	struct vperf_thread_counter counters[VPERF_THREAD_MAX_COUNTERS];
 };
 

@@ -285,14 +285,15 @@ static void *burner_run(void *arg)
 	snprintf(b->what, sizeof(b->what),
 		 "cpu %d: vcpu-clock %.3f ms thread-cputime %.3f ms error %+.2f%% (host/guest clock %.4f; "
 		 "uncorrected %+.2f%%) steal %.3f ms exits %llu slices %llu wall %.3f ms "
-		 "slices' guest time %.3f ms",
+		 "slices' guest time %.3f ms, guest scheduler's charge %.3f ms (early by %.3f ms)",
 		 b->cpu, dv / 1e6, (t1 - t0) / 1e6, b->err * 100, ratio, raw * 100,
 		 (v1.counters[VPERF_THREAD_CTR_STEAL].value -
 		  v0.counters[VPERF_THREAD_CTR_STEAL].value) / 1e6,
 		 (unsigned long long)(v1.counters[VPERF_THREAD_CTR_EXITS].value -
 				      v0.counters[VPERF_THREAD_CTR_EXITS].value),
 		 (unsigned long long)(v1.switches - v0.switches), (w1 - w0) / 1e6,
-		 (v1.guest_ns - v0.guest_ns) / 1e6);
+		 (v1.guest_ns - v0.guest_ns) / 1e6, (v1.sched_ns - v0.sched_ns) / 1e6,
+		 ((double)(v1.sched_ns - v0.sched_ns) - (double)(v1.guest_ns - v0.guest_ns)) / 1e6);
 	b->header_ok = v1.size == sizeof(v1) && v1.version == VPERF_THREAD_PAGE_VERSION &&
 		       v1.nr == VPERF_THREAD_NR_CTRS;
 	if (b->stop) {
@@ -374,12 +375,13 @@ static int row_within_ratio(const struct vperf_thread_row *r, uint64_t cpu_ns, d
 
 	err = want > 0 ? ((double)r->counters[VPERF_THREAD_CTR_VCPU_CLOCK].value - want) / want : 1;
 	snprintf(what, len, "tid %d (%.15s, pid %d%s): vcpu-clock %.3f ms cputime %.3f ms error %+.2f%% "
-		 "(host/guest %.4f) steal %.3f ms exits %llu slices %llu",
+		 "(host/guest %.4f) steal %.3f ms exits %llu slices %llu; scheduler charged %.3f ms, early by %.3f ms",
 		 r->tid, r->comm, r->pid, r->flags & VPERF_ROW_EXITED ? ", exited" : "",
 		 r->counters[VPERF_THREAD_CTR_VCPU_CLOCK].value / 1e6, cpu_ns / 1e6, err * 100, ratio,
 		 r->counters[VPERF_THREAD_CTR_STEAL].value / 1e6,
 		 (unsigned long long)r->counters[VPERF_THREAD_CTR_EXITS].value,
-		 (unsigned long long)r->switches);
+		 (unsigned long long)r->switches, r->sched_ns / 1e6,
+		 ((double)r->sched_ns - (double)r->guest_ns) / 1e6);
 	return err <= TOLERANCE && err >= -TOLERANCE;
 }
 
