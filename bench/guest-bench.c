@@ -247,7 +247,7 @@ static int bench_reads(long reads, int rounds)
 {
 	struct vperf_evset *pv, *perf;
 	struct phase ph;
-	struct vperf_page_ref ref;
+	struct vperf_page_ref ref = { .size = sizeof(ref) };
 	double bg_exits = 0, bg_ns = 0;
 
 	memset(&ph, 0, sizeof(ph));

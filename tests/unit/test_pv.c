@@ -500,7 +500,8 @@ static void self_page_only_read_one_matches_the_whole_read(void **state)
  */
 static void page_ref_inline_read_gives_the_pages_raw_count(void **state)
 {
-	struct vperf_page_ref ref[3];
+	struct vperf_page_ref ref[3] = { { .size = sizeof(ref[0]) }, { .size = sizeof(ref[0]) },
+					  { .size = sizeof(ref[0]) } };
 	struct fake_ctx *ctx;
 	struct vperf_evset *es = open_self3(VPERF_EVSET_PAGE_ONLY, &ctx);
 	int reads = fake.reads;
@@ -532,7 +533,7 @@ static void page_ref_inline_read_gives_the_pages_raw_count(void **state)
 /* Events without a page slot of the caller's: not supported, and said how. */
 static void page_ref_needs_an_open_self_vperf_event(void **state)
 {
-	struct vperf_page_ref ref;
+	struct vperf_page_ref ref = { .size = sizeof(ref) };
 	struct vperf_evset *es = new_set(VPERF_TARGET_THREAD, 4242, 0, NULL);
 
 	add(es, "vperf::vcpu-clock", 0);
@@ -543,12 +544,20 @@ static void page_ref_needs_an_open_self_vperf_event(void **state)
 	assert_int_equal(vperf_evset__page_ref(es, -1, &ref), -EINVAL);
 	assert_int_equal(vperf_evset__page_ref(es, 0, NULL), -EINVAL);
 	assert_int_equal(vperf_evset__page_ref(NULL, 0, &ref), -EINVAL);
+	ref.size = sizeof(size_t);				/* older than any version */
+	assert_int_equal(vperf_evset__page_ref(es, 0, &ref), -EINVAL);
+	ref.size = sizeof(ref);
 	vperf_evset__delete(es);
 
 	es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
 	add(es, "vperf::steal", 0);
 	add(es, "task-clock", 1);
 	if (vperf_evset__open(es) == 0) {	/* perf may be unavailable here: the first half stands */
+		struct { struct vperf_page_ref r; uint64_t tail; } big = { { .size = sizeof(big) }, 0 };
+
+		assert_int_equal(vperf_evset__page_ref(es, 0, &big.r), 0);	/* a newer caller's */
+		assert_int_equal(big.r.size, sizeof(struct vperf_page_ref));	/* what we filled */
+		assert_int_equal(big.tail, 0);
 		assert_int_equal(vperf_evset__page_ref(es, 0, &ref), 0);
 		assert_int_equal(vperf_evset__page_ref(es, 1, &ref), -EOPNOTSUPP);	/* a perf event */
 	} else {

@@ -1148,7 +1148,8 @@ static int pv_page_ref(const struct vperf_evset *es, int e, struct vperf_page_re
 	k = es->events[e].virt->thread_ctr;
 	if (k < 0 || (uint32_t)k >= p->nr_ctrs)
 		return -EOPNOTSUPP;	/* a count the module does not keep per thread */
-	*ref = (struct vperf_page_ref){ .page = p->page, .slot = (uint32_t)k };
+	ref->page = p->page;
+	ref->slot = (uint32_t)k;
 	return 0;
 }
 

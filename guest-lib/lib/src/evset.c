@@ -343,13 +343,25 @@ int vperf_evset__read_one(struct vperf_evset *es, int idx, struct vperf_count *c
 
 int vperf_evset__page_ref(const struct vperf_evset *es, int idx, struct vperf_page_ref *ref)
 {
-	if (!es || !ref || idx < 0 || idx >= es->nr_events)
+	struct vperf_page_ref r = { .size = sizeof(r) };
+	size_t n;
+	int ret;
+
+	/* the first version of the struct ends after slot; a later caller's tail stays zero */
+	if (!es || !ref || idx < 0 || idx >= es->nr_events ||
+	    ref->size < offsetof(struct vperf_page_ref, slot) + sizeof(ref->slot))
 		return -EINVAL;
 	if (!es->is_open)
 		return -EBADF;
 	if (!es->ops->page_ref)
 		return -EOPNOTSUPP;
-	return es->ops->page_ref(es, idx, ref);
+	ret = es->ops->page_ref(es, idx, &r);
+	if (ret)
+		return ret;
+	n = ref->size < sizeof(r) ? ref->size : sizeof(r);
+	memcpy(ref, &r, n);
+	ref->size = n;
+	return 0;
 }
 
 int vperf_evset__read_path(const struct vperf_evset *es, int idx)

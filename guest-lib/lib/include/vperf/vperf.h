@@ -285,13 +285,15 @@ VPERF_API const char *vperf_read_path_name(int path);
  * reads around the code to measure.  (bench/guest: a few loads against a
  * library read's calls and returns, ~10x fewer instructions under TCG.)
  *
- * vperf_evset__page_ref() fills ref for event idx of an open set: 0, or
- * -EINVAL (no such event), -EBADF (not open), -EOPNOTSUPP (not a vperf::
+ * vperf_evset__page_ref() fills ref for event idx of an open set (the
+ * caller sets ref->size = sizeof(*ref) first): 0, or -EINVAL (no such
+ * event, a bad size), -EBADF (not open), -EOPNOTSUPP (not a vperf::
  * event on the pv backend with a VPERF_TARGET_SELF target).  ref stays
  * valid until the set is deleted; a read from another thread than the
  * opener gives the opener's count.
  */
 struct vperf_page_ref {
+	size_t size;			/* in: sizeof(struct vperf_page_ref) */
 	const volatile void *page;	/* the thread page, mapped read-only */
 	uint32_t slot;			/* the counter's slot in it */
 	uint32_t reserved;
