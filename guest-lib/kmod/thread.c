@@ -149,6 +149,7 @@ static void vperf_thread_account(struct vperf_thread *t,
 				 const struct vperf_counter_value *now, u32 nr, u64 host_ns)
 {
 	struct vperf_thread_page *tp = t->tp;
+	struct task_struct *task;
 	u32 i;
 
 	if (t->base_cpu != smp_processor_id()) {
@@ -180,8 +181,9 @@ static void vperf_thread_account(struct vperf_thread *t,
 	 * update, and the next slice starts from the same value: the sums
 	 * telescope.
 	 */
-	if (t->task && t->task->se.sum_exec_runtime >= t->base_sched_ns)
-		tp->sched_ns += t->task->se.sum_exec_runtime - t->base_sched_ns;
+	task = READ_ONCE(t->task);	/* once: the file's release may end the context meanwhile */
+	if (task && task->se.sum_exec_runtime >= t->base_sched_ns)
+		tp->sched_ns += task->se.sum_exec_runtime - t->base_sched_ns;
 	tp->switches++;
 	tp->base_valid = 0;
 	t->base_cpu = -1;	/* before seq turns even: an NMI then must not add the slice twice */
@@ -193,6 +195,7 @@ static void vperf_thread_set_base(struct vperf_thread *t,
 				  const struct vperf_counter_value *now, u32 nr, u64 host_ns)
 {
 	struct vperf_thread_page *tp = t->tp;
+	struct task_struct *task;
 	u32 i;
 
 	/* odd first: an overflow NMI here (vperf_thread_overflow) must not use a half-copied base */
@@ -200,7 +203,8 @@ static void vperf_thread_set_base(struct vperf_thread *t,
 	smp_wmb();
 	t->base_host_ns = host_ns;
 	t->base_guest_ns = local_clock();
-	t->base_sched_ns = t->task ? t->task->se.sum_exec_runtime : 0;
+	task = READ_ONCE(t->task);	/* as in vperf_thread_account() */
+	t->base_sched_ns = task ? task->se.sum_exec_runtime : 0;
 	memcpy(t->base, now, nr * sizeof(*now));
 	t->nr = nr;
 	t->base_cpu = smp_processor_id();
