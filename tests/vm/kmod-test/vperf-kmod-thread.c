@@ -296,6 +296,20 @@ static void *burner_run(void *arg)
 		 ((double)(v1.sched_ns - v0.sched_ns) - (double)(v1.guest_ns - v0.guest_ns)) / 1e6);
 	b->header_ok = v1.size == sizeof(v1) && v1.version == VPERF_THREAD_PAGE_VERSION &&
 		       v1.nr == VPERF_THREAD_NR_CTRS;
+	{
+		/*
+		 * The scheduler's charge over the slices from v0 to v1 covers the
+		 * thread's CPU time from t0 to t1 (the same se.sum_exec_runtime)
+		 * and the few steps around them: an early charge at the wake-up
+		 * before v0 adds at most a few ms in nested TCG.
+		 */
+		double sched = (double)(v1.sched_ns - v0.sched_ns), cpu = (double)(t1 - t0);
+		char w[160];
+
+		snprintf(w, sizeof(w), "cpu %d: sched_ns %.3f ms covers the thread's CPU time %.3f ms (+0..10%%)",
+			 b->cpu, sched / 1e6, cpu / 1e6);
+		check(sched >= cpu - 1e4 && sched <= cpu * 1.10, b->mode, w);
+	}
 	if (b->stop) {
 		check(ioctl(fd, VPERF_IOC_THREAD_STOP) == 0, b->mode, "THREAD_STOP");
 		report_hc(pg, 1);
