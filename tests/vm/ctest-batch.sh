@@ -3,26 +3,20 @@
 # The cases are judged by ctest-case.sh; this fails only when the batch could not run at all (timeout, boot
 # failure, no result), so that the failure is reported once, here, as what it is.
 #
-# One retry, on the nested stack only: a run that timed out (status 124) or whose guest crashed (123: L2; 122: L1
-# triple-faulted, QEMU's reset log says so) there is
-# started once more, loudly, with the first run's log kept as LOG.hung. Under QEMU TCG a guest now and then stops
-# dead (a vCPU that never takes another interrupt, the L1 kernel reporting an RCU stall on the CPU that runs it)
-# or triple-faults without a word, so far only in the kmod batch: mostly during vperf_guest.ko's load/unload
-# cycles (tests/vm/README.md, "Freezes"). Neither is a verdict on any case, and every case is still judged on the
-# second run; a guest crash that is ours would show in both. Where vperf-vmm runs directly on hardware
-# virtualization a timeout or a crash is a failure at once.
-#
-# The same one retry for a nested batch in which cases failed while this machine's own hypervisor took at least
-# STEAL_PCT (2) percent of its CPU time (/proc/stat steal): the nested stack's clocks then disagree (guest CPU
-# time runs ahead of the vCPU threads' by 5..30%, seen on 2026-11-23 with 17..21% stolen), which no known answer
-# survives. The first log is kept as LOG.noisy; the second run's cases are the verdict, however noisy it is.
-# 2%: kmod runs whose 3% known answers failed lost 6..21%, ones that passed 0..3% (3 s in 67 s, 5 s in 97 s);
-# quiet runs (0 s) keep every per-thread error under 2%, the figure the inherit case asserts.
-#
-# And the same one retry for a nested batch in which cases failed and an L2 guest of one of them triple-faulted
-# (vperf-vmm's "triple fault (KVM_EXIT_SHUTDOWN)"): no case asks for one, and under TCG they come without a cause
-# in our code so far (one in CI on 2026-11-23: vCPU 1 of the 2-vCPU boot case, 0.85 s into Linux's boot). The first
-# log is kept as LOG.crashed; a triple fault that is ours comes back on the second run.
+# One retry, on the nested stack only, loudly, with the first run's log kept as LOG.first and the reason printed;
+# every case is judged on the second run. Reasons, all ones no case asks for:
+# - the run timed out (124) or its guest crashed (123: L2; 122: L1 triple-faulted, QEMU's reset log says so).
+#   Under QEMU TCG a guest now and then stops dead (a vCPU that never takes another interrupt, the L1 kernel
+#   reporting an RCU stall on the CPU that runs it) or triple-faults without a word (tests/vm/README.md,
+#   "Freezes");
+# - cases failed while this machine's own hypervisor took at least STEAL_PCT (2) percent of its CPU time
+#   (/proc/stat steal): the nested stack's clocks then disagree (guest CPU time 5..30% ahead of the vCPU threads'
+#   with 17..21% stolen, 2026-11-23). 2%: kmod runs whose 3% known answers failed lost 6..21%, ones that passed
+#   0..3%; quiet runs (0 s) keep every per-thread error under 2%, the figure the inherit case asserts;
+# - cases failed and an L2 guest of one of them triple-faulted (vperf-vmm's "triple fault (KVM_EXIT_SHUTDOWN)"):
+#   once in CI on 2026-11-23, vCPU 1 of the 2-vCPU boot case, 0.85 s into Linux's boot.
+# A failure that is ours shows in both runs. Where vperf-vmm runs directly on hardware virtualization a timeout
+# or a crash is a failure at once.
 set -uo pipefail
 log=$1
 shift
@@ -42,7 +36,6 @@ run "$@"
 nested=0
 grep -aq 'mode: nested' "$log" && nested=1
 retry=""
-kept=""
 if [ "$nested" = 1 ]; then
 	case "$st" in
 	124) retry="the nested guest timed out (status 124; a QEMU TCG freeze?)" ;;
@@ -53,16 +46,12 @@ if [ "$nested" = 1 ]; then
 			retry="cases failed while this machine lost $stolen% of its CPU time to steal"
 		elif grep -aq 'triple fault (KVM_EXIT_SHUTDOWN)' "$log"; then
 			retry="cases failed and an L2 guest triple-faulted ($(grep -a -m1 'triple fault (KVM_EXIT_SHUTDOWN)' "$log"))"
-			kept="$log.crashed"
 		fi
 	fi ;;
 	esac
 fi
 if [ -n "$retry" ]; then
-	if [ -z "$kept" ]; then
-		kept="$log.hung"
-		[ "$st" = 0 ] || [ "$st" = 1 ] && kept="$log.noisy"
-	fi
+	kept="$log.first"
 	mv "$log" "$kept"
 	echo "batch $*: $retry; its log is $kept, last lines:"
 	tail -15 "$kept"
