@@ -151,7 +151,10 @@ const char *vperf__pv_device(void)
 
 /* ---- the thread page ---- */
 
-/* inline: page_read_one() is the hot path, with ops NULL */
+/*
+ * inline: page_read_one() is the hot path, with ops NULL.  vperf_page_read()
+ * (vperf.h) is the same protocol for one value, inlined into applications.
+ */
 static inline int page_read(const volatile struct vperf_thread_page *pg, uint32_t first, uint32_t nr,
 			    struct vperf_thread_counter *out, struct vperf_pv_page_ops *ops)
 {

@@ -305,7 +305,7 @@ struct vperf_thread_counter;
  * retries says how many attempts were thrown away.  -EAGAIN if the page
  * stayed busy for VPERF_PV_PAGE_MAX_RETRIES attempts.
  */
-#define VPERF_PV_PAGE_MAX_RETRIES	100000
+#define VPERF_PV_PAGE_MAX_RETRIES	VPERF_PAGE_READ_TRIES	/* one bound, vperf_page_read()'s too */
 
 struct vperf_pv_page_ops {
 	void (*step)(void *ctx, int step);

@@ -307,7 +307,8 @@ VPERF_API int vperf_evset__page_ref(const struct vperf_evset *es, int idx,
 #define VPERF_PAGE_SEQ_OFFSET		8	/* u32, odd while written */
 #define VPERF_PAGE_COUNTERS_OFFSET	48	/* counters[], value first */
 #define VPERF_PAGE_COUNTER_SIZE		24
-#define VPERF_PAGE_READ_TRIES		1000	/* then -EAGAIN (vperf_page_read) */
+#define VPERF_PAGE_READ_TRIES		100000	/* then -EAGAIN: a writer on another vCPU
+						 * may be preempted by the host */
 
 /*
  * The counter of ref into *value: 0, or -EAGAIN when the kernel kept
