@@ -378,8 +378,8 @@ static const struct vperf_thread_row *find_row(const struct vperf_thread_row *ro
  * into what.  ratio: host ns per guest ns; 0: this row's own (fine for long
  * slices: each boundary's hypercall adds jitter to both clocks' sums).
  */
-static int row_within_ratio(const struct vperf_thread_row *r, uint64_t cpu_ns, double ratio,
-			    char *what, size_t len)
+static int row_within_ratio_err(const struct vperf_thread_row *r, uint64_t cpu_ns, double ratio,
+				char *what, size_t len, double *errp)
 {
 	double want, err;
 
@@ -396,7 +396,15 @@ static int row_within_ratio(const struct vperf_thread_row *r, uint64_t cpu_ns, d
 		 (unsigned long long)r->counters[VPERF_THREAD_CTR_EXITS].value,
 		 (unsigned long long)r->switches, r->sched_ns / 1e6,
 		 ((double)r->sched_ns - (double)r->guest_ns) / 1e6);
+	if (errp)
+		*errp = err;
 	return err <= TOLERANCE && err >= -TOLERANCE;
+}
+
+static int row_within_ratio(const struct vperf_thread_row *r, uint64_t cpu_ns, double ratio,
+			    char *what, size_t len)
+{
+	return row_within_ratio_err(r, cpu_ns, ratio, what, len, NULL);
 }
 
 static int row_within(const struct vperf_thread_row *r, uint64_t cpu_ns, char *what, size_t len)
@@ -1043,8 +1051,8 @@ static int inherit_round(int round, pid_t *tids, int *goal, int *kid_goal)
 	}
 	/*
 	 * One length for all, so that the 8 share both vCPUs to the end: a
-	 * thread left alone moves onto an idle vCPU at every tick, the path the
-	 * migrate case measures (and where nested TCG under load loses time).
+	 * thread left alone moves onto an idle vCPU at every tick, where the
+	 * guest's scheduler charges it the vCPU's wake-up latency (docs/abi.md 7).
 	 *
 	 * Each kid's row against its CLOCK_THREAD_CPUTIME_ID at one boundary:
 	 * while it is blocked, its row is exact as of its last switch-out and
@@ -1069,7 +1077,7 @@ static int inherit_round(int round, pid_t *tids, int *goal, int *kid_goal)
 	ratio = rows_ratio(rows, n);
 	for (i = 0; i < NR_KIDS; i++) {
 		const struct vperf_thread_row *r = find_row(rows, n, kids[i].tid);
-		double want = (double)kids[i].cpu_ns * ratio, err;
+		double err;
 
 		tids[i] = kids[i].tid;
 		if (!r || (r->flags & VPERF_ROW_EXITED) || r->pid != getpid()) {
@@ -1078,8 +1086,7 @@ static int inherit_round(int round, pid_t *tids, int *goal, int *kid_goal)
 			ok = 0;
 			continue;
 		}
-		ok &= row_within_ratio(r, kids[i].cpu_ns, ratio, what, sizeof(what));
-		err = want > 0 ? (r->counters[VPERF_THREAD_CTR_VCPU_CLOCK].value - want) / want : 1;
+		ok &= row_within_ratio_err(r, kids[i].cpu_ns, ratio, what, sizeof(what), &err);
 		if (err < 0)
 			err = -err;
 		kid_goal[i] = err <= INHERIT_GOAL;
