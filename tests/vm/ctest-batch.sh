@@ -21,6 +21,9 @@ set -uo pipefail
 log=$1
 shift
 STEAL_PCT=${VPERF_BATCH_STEAL_PCT:-2}
+case "$STEAL_PCT" in
+'' | *[!0-9]*) echo "ctest-batch: VPERF_BATCH_STEAL_PCT must be a whole percentage, not '$STEAL_PCT'" >&2; exit 2 ;;
+esac
 steal() { awk '$1 == "cpu" { print $9 }' /proc/stat; }
 run() {	# run the batch; stolen: the percentage of this machine's CPU time stolen meanwhile
 	local s0 t0 t1

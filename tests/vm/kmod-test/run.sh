@@ -73,6 +73,9 @@ LOG="$VPERF_VM_BUILD/kmod-test.log"
 # machine losing CPU time to steal, none in 750 on a quiet one (README.md, Freezes); ctest-batch.sh retries a
 # nested batch that timed out or crashed once. VPERF_KMOD_CYCLES overrides.
 CYCLES=${VPERF_KMOD_CYCLES:-100}
+case "$CYCLES" in
+'' | *[!0-9]* | 0) echo "kmod-test: VPERF_KMOD_CYCLES must be a positive number, not '$CYCLES'" >&2; exit 2 ;;
+esac
 LEAK_KB=256	# SUnreclaim growth allowed from cycle 10 on: a 3 kB/cycle leak fails at 100 cycles, 13 kB at 30
 # shellcheck disable=SC2016 # expands in the guest
 GUEST_CMD='
