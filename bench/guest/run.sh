@@ -100,5 +100,9 @@ print(json.dumps({"bench": "guest", "switch_ns": med, "unmonitored_ratio": round
                   "bystander_ratio": round(bystand, 4), "monitored_ratio": round(mon, 4),
                   "paired_ratio": {k: round(statistics.median(v), 4) for k, v in pair.items()},
                   "read_ns": ns, "page_vs_getppid": round(cheaper, 2), "page_read_one_vs_getppid": round(cheaper_lib, 2), "exact_exits_per_read": epr,
-                  "rounds": len(sw["nomod"])}))
+                  "rounds": len(sw["nomod"]),
+                  # for bench/suite: the paired ranges, and whether the switch goal can be judged (spread <= 4%)
+                  "paired_range": {k: [round(v[0], 4), round(v[-1], 4)] for k, v in pair.items()},
+                  "paired_spread": round(spread, 4), "switch_judgeable": spread <= 0.04,
+                  "read_path": {"page": rd.get("path_page"), "exact": rd.get("path_exact"), "perf": rd.get("path_perf")}}))
 '
