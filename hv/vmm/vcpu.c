@@ -128,6 +128,15 @@ static void dump_regs(struct vcpu *vcpu)
 	       vcpu->id, r.rip, r.rsp, r.rflags, s.cr0, s.cr3, s.cr4, s.efer, s.cs.selector);
 }
 
+static bool host_is_amd(void)
+{
+	unsigned int a = 0, b, c, d;
+
+	/* <cpuid.h> is shadowed by this folder's cpuid.h: the instruction itself */
+	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "=c"(c), "=d"(d));
+	return b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;	/* "AuthenticAMD" */
+}
+
 /* KVM cannot enter or run the guest at all: say why that is likely and what to do. */
 static void cannot_run(struct vcpu *vcpu, const char *what)
 {
@@ -245,6 +254,14 @@ static int handle_exit(struct vcpu *vcpu)
 		return 0;
 	case KVM_EXIT_SHUTDOWN:
 		pr_err("vcpu%u: triple fault (KVM_EXIT_SHUTDOWN): the guest crashed", vcpu->id);
+		/*
+		 * On AMD SVM, KVM INITs the vCPU (a cleared VMCB) before it reports the shutdown:
+		 * the registers below are then the reset state, not where the guest faulted.
+		 */
+		if (host_is_amd())
+			pr_err("vcpu%u: AMD host: KVM reset this vCPU on the shutdown; its registers "
+			       "show the reset vector, not the faulting context (tests/vm/README.md)",
+			       vcpu->id);
 		dump_regs(vcpu);
 		vm__request_stop(vm, VM_STOP_CRASH, VM_EXIT_CRASH);
 		return -EFAULT;

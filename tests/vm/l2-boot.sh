@@ -14,6 +14,8 @@
 #   --l2-smp N         L2 vCPUs (default 2)
 #   --l2-mem MB        L2 memory (default 512)
 #   --l2-append ARGS   extra L2 kernel command line
+#   --repeat N         boot L2 N times in one L1, printing "VM-RUN-REPEAT i/N status=S" after each; L1 exits
+#                      with the first non-zero status (soak.sh)
 #   --machine M        QEMU machine for L2: pc (default: SeaBIOS, PCI, ...) or microvm (minimal: no PCI, no
 #                      firmware tables beyond ACPI, its own SeaBIOS build)
 set -euo pipefail
@@ -30,6 +32,7 @@ L2_SMP=2
 L2_MEM=512
 L2_APPEND=""
 MACHINE=pc
+REPEAT=1
 RUN_ARGS=()
 L2_CMD=()
 while [ $# -gt 0 ]; do
@@ -39,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--l2-mem) L2_MEM=${2:?}; shift 2 ;;
 	--l2-append) L2_APPEND=${2?}; shift 2 ;;
 	--machine) MACHINE=${2:?}; shift 2 ;;
+	--repeat) REPEAT=${2:?}; shift 2 ;;
 	-h | --help) usage 0 ;;
 	--) shift; L2_CMD=("$@"); break ;;
 	--image) VPERF_VM_IMAGE=${2:?}; RUN_ARGS+=("$1" "$2"); shift 2 ;;
@@ -47,6 +51,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+[[ "$REPEAT" =~ ^[0-9]+$ ]] && [ "$REPEAT" -ge 1 ] || die "$VM_EXIT_USAGE" "--repeat wants a number >= 1, got '$REPEAT'"
 case "$MACHINE" in
 pc) MACHINE_ARGS="-M pc -vga none" ;;
 microvm) MACHINE_ARGS="-M microvm" ;;
@@ -76,6 +81,9 @@ cat >"$P/run.sh" <<EOF
 #!/bin/sh
 # written by l2-boot.sh: boot L2 with QEMU on L1's KVM and return L2's status
 [ -c /dev/kvm ] || { echo "l2-boot: /dev/kvm missing in L1"; exit 125; }
+first=0
+i=1
+while [ \$i -le $REPEAT ]; do
 echo "l2-boot: starting L2 (QEMU -M $MACHINE -accel kvm, $L2_SMP vCPUs, $L2_MEM MiB) at uptime \$(cut -d' ' -f1 /proc/uptime) s"
 /payload/lib/$INTERP --library-path /payload/lib /payload/bin/qemu-system-x86_64 \\
 	-L /payload/qemu-data $MACHINE_ARGS -accel kvm -cpu host -smp $L2_SMP -m $L2_MEM \\
@@ -86,9 +94,13 @@ echo "l2-boot: L2 QEMU exited at uptime \$(cut -d' ' -f1 /proc/uptime) s"
 st=\$(tr -d '\r' </tmp/l2.log | sed -n 's/.*VPERF-L2-RESULT: status=\([0-9][0-9]*\).*/\1/p' | tail -n 1)
 if [ -z "\$st" ]; then
 	echo "l2-boot: no VPERF-L2-RESULT line from L2"
-	exit 126
+	st=126
 fi
-exit "\$st"
+[ $REPEAT = 1 ] || echo "VM-RUN-REPEAT \$i/$REPEAT status=\$st"
+[ \$first != 0 ] || first=\$st
+i=\$((i + 1))
+done
+exit "\$first"
 EOF
 chmod 0755 "$P/run.sh"
 say "L1 payload $(du -sh "$P" | cut -f1): qemu-system-x86_64 + $(find "$P/lib" -type f | wc -l) libraries, vmlinuz, initrd-l2.gz"

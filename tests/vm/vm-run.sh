@@ -22,6 +22,8 @@
 #   --vmm-prefix WORDS      words before vperf-vmm's command, where it runs, e.g. 'taskset -c 0'
 #   --host-bg CMD           a shell command started in the background where vperf-vmm runs (L1 when nested)
 #                           before it, and killed when the guest has ended: e.g. a CPU hog for a steal test
+#   --repeat N              boot the guest N times in a row (the same command each time; nested: in one L1), print
+#                           "VM-RUN-REPEAT i/N status=S" after each, exit with the first non-zero status (soak.sh)
 #   --vperf BIN             vperf in the guest: BIN (a vperf CLI) as /payload/bin/vperf, the vperf-demo next to it
 #                           as /payload/bin/vperf-demo, and vperf_guest.ko (built by build-kmod.sh) loaded before
 #                           COMMAND runs (`vperf vm run` passes its own executable)
@@ -51,6 +53,7 @@ VMM_EXTRA=()
 VMM_PREFIX=""
 HOST_BG=""
 VPERF_BIN=""
+REPEAT=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--vcpus) VCPUS=${2:?--vcpus needs a number}; shift 2 ;;
@@ -65,6 +68,7 @@ while [ $# -gt 0 ]; do
 	--vmm-prefix) VMM_PREFIX=${2:?--vmm-prefix needs words}; shift 2 ;;
 	--host-bg) HOST_BG=${2:?--host-bg needs a command}; shift 2 ;;
 	--vperf) VPERF_BIN=${2:?--vperf needs the vperf executable}; shift 2 ;;
+	--repeat) REPEAT=${2:?--repeat needs a number}; shift 2 ;;
 	-h | --help) usage 0 ;;
 	--) shift; break ;;
 	*) die "$VM_EXIT_USAGE" "unknown option '$1' (see --help)" ;;
@@ -76,6 +80,8 @@ done
 [[ "$MEM" =~ ^[0-9]+$ ]] && [ "$MEM" -ge 64 ] ||
 	die "$VM_EXIT_USAGE" "--mem '$MEM': MiB, at least 64"
 [[ "$TIMEOUT" =~ ^[0-9]+$ ]] && [ "$TIMEOUT" -ge 1 ] || die "$VM_EXIT_USAGE" "--timeout '$TIMEOUT': seconds"
+[[ "$REPEAT" =~ ^[0-9]+$ ]] && [ "$REPEAT" -ge 1 ] && [ "$REPEAT" -le 10000 ] ||
+	die "$VM_EXIT_USAGE" "--repeat '$REPEAT': a number from 1 to 10000"
 case "$MODE" in auto | direct | nested) ;; *) die "$VM_EXIT_USAGE" "--mode '$MODE': auto, direct or nested" ;; esac
 for f in "$KERNEL" "$INITRD"; do
 	[ -z "$f" ] || [ -r "$f" ] || die "$VM_EXIT_USAGE" "cannot read '$f'"
@@ -180,9 +186,14 @@ if [ "$MODE" = direct ]; then
 		bg=$!
 	fi
 	set +e
-	# shellcheck disable=SC2086 # VMM_PREFIX is words
-	timeout --foreground -k 5 "$TIMEOUT" $VMM_PREFIX "$VMM" "${VMM_ARGS[@]}" --timeout "$TIMEOUT" </dev/null
-	st=$?
+	st=0
+	for ((i = 1; i <= REPEAT; i++)); do
+		# shellcheck disable=SC2086 # VMM_PREFIX is words
+		timeout --foreground -k 5 "$TIMEOUT" $VMM_PREFIX "$VMM" "${VMM_ARGS[@]}" --timeout "$TIMEOUT" </dev/null
+		s1=$?
+		[ "$REPEAT" = 1 ] || echo "VM-RUN-REPEAT $i/$REPEAT status=$s1"
+		[ "$st" != 0 ] || st=$s1
+	done
 	[ -z "$bg" ] || { kill -- "-$bg" 2>/dev/null; wait "$bg" 2>/dev/null; }
 	exit "$st"
 fi
@@ -200,10 +211,15 @@ cp "$OUT/initrd" "$P/initrd"
 	if [ -n "$HOST_BG" ]; then
 		printf 'setsid sh -c %q </dev/null >/dev/null 2>&1 &\nbg=$!\n' "$HOST_BG"
 	fi
+	[ "$REPEAT" = 1 ] || printf 'first=0\ni=1\nwhile [ $i -le %d ]; do\n' "$REPEAT"
 	printf '%s/payload/vperf-vmm --kernel /payload/vmlinuz --initrd /payload/initrd --vcpus %q --mem %q' "${VMM_PREFIX:+$VMM_PREFIX }" "$VCPUS" "$MEM"
 	printf ' --append %q --no-input --timeout %q' "$APPEND" "$TIMEOUT"
 	for a in "${VMM_EXTRA[@]}"; do printf ' %q' "$a"; done
 	printf ' </dev/null\n'
+	if [ "$REPEAT" != 1 ]; then
+		printf 'st=$?\necho "VM-RUN-REPEAT $i/%d status=$st"\n' "$REPEAT"
+		printf '[ $first != 0 ] || first=$st\ni=$((i + 1))\ndone\n(exit $first)\n'
+	fi
 	if [ -n "$HOST_BG" ]; then
 		# the background command and what it started end with the guest
 		printf 'st=$?\nkill -- -$bg 2>/dev/null; wait $bg 2>/dev/null\nexit $st\n'
@@ -211,4 +227,4 @@ cp "$OUT/initrd" "$P/initrd"
 } >"$P/run.sh"
 chmod 0755 "$P/run.sh"
 # --quiet here still streams the console (the guest's output is on it); only our own notes are left out.
-"$VM_DIR/run-nested.sh" --payload "$P" --timeout "$((TIMEOUT + 120))"
+"$VM_DIR/run-nested.sh" --payload "$P" --timeout "$((TIMEOUT * REPEAT + 120))"

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# soak.sh [options]: boot the guest again and again, or cycle CPUs or the module in it, and count the failures.
+# Not part of CI (it runs for as long as it is told to); it measures the failure rates of tests/vm/README.md
+# "Freezes and crashes" for one L2 VMM at a time, so that vperf-vmm and QEMU can be compared in the same L1.
+#
+#   --vmm vperf|qemu   the L2 VMM: vperf-vmm (default) or Debian's QEMU with -accel kvm in the same L1
+#   --what W           boot: N boots that run `true`; cpu: in each boot, M offline/online cycles of every AP;
+#                      kmod: in each boot, M insmod/rmmod cycles of vperf_guest.ko (vperf only)
+#   --boots N          guest boots (default 10; nested, all of them in one L1)
+#   --cycles M         cycles per boot for cpu and kmod (default 50)
+#   --vcpus V          guest vCPUs (default 2)
+#   --kmod             cpu: load vperf_guest.ko first (vperf only)
+#   --timeout S        per boot (default 300)
+#   --build DIR        the CMake build with profiler/vperf (default build/)
+# Prints one line per boot and a summary: "soak: vmm=... what=... vcpus=... boots=N ok=A failed=B (statuses:
+# 123 crash x, 124 timeout y, ...)". Exit status 0 when every boot passed, 1 when some failed, 2 usage.
+# Each boot's console is in build-vm/soak-<vmm>-<what>-<date>.log.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
+. "$(dirname "$0")/common.sh"
+
+usage() {
+	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+	exit "${1:-0}"
+}
+
+VMM=vperf
+WHAT=boot
+BOOTS=10
+CYCLES=50
+VCPUS=2
+KMOD=0
+TIMEOUT=300
+BUILD="$VM_DIR/../../build"
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--vmm) VMM=${2:?}; shift 2 ;;
+	--what) WHAT=${2:?}; shift 2 ;;
+	--boots) BOOTS=${2:?}; shift 2 ;;
+	--cycles) CYCLES=${2:?}; shift 2 ;;
+	--vcpus) VCPUS=${2:?}; shift 2 ;;
+	--kmod) KMOD=1; shift ;;
+	--timeout) TIMEOUT=${2:?}; shift 2 ;;
+	--build) BUILD=${2:?}; shift 2 ;;
+	-h | --help) usage 0 ;;
+	*) die "$VM_EXIT_USAGE" "unknown option '$1' (see --help)" ;;
+	esac
+done
+for n in BOOTS CYCLES VCPUS TIMEOUT; do
+	[[ "${!n}" =~ ^[0-9]+$ ]] && [ "${!n}" -ge 1 ] || die "$VM_EXIT_USAGE" "--${n,,} '${!n}': a number >= 1"
+done
+case "$VMM" in vperf | qemu) ;; *) die "$VM_EXIT_USAGE" "--vmm '$VMM': vperf or qemu" ;; esac
+case "$WHAT" in boot | cpu | kmod) ;; *) die "$VM_EXIT_USAGE" "--what '$WHAT': boot, cpu or kmod" ;; esac
+if [ "$VMM" = qemu ] && { [ "$WHAT" = kmod ] || [ "$KMOD" = 1 ]; }; then
+	die "$VM_EXIT_USAGE" "vperf_guest.ko needs the vperf device: kmod cycles and --kmod run under --vmm vperf only"
+fi
+
+# The guest's command: the workload, then "SOAK-DONE" (a boot that prints it and powers off passed).
+case "$WHAT" in
+boot) CMD='echo SOAK-DONE' ;;
+cpu)
+	CMD="for i in \$(seq $CYCLES); do for c in /sys/devices/system/cpu/cpu[1-9]*/online; do"
+	CMD="$CMD echo 0 >\$c || exit 11; echo 1 >\$c || exit 12; done; done; echo SOAK-DONE"
+	;;
+kmod)
+	CMD="rmmod vperf_guest; for i in \$(seq $CYCLES); do insmod /payload/vperf_guest.ko || exit 11;"
+	CMD="$CMD rmmod vperf_guest || exit 12; done; echo SOAK-DONE"
+	;;
+esac
+
+LOG="$VPERF_VM_BUILD/soak-$VMM-$WHAT-$(date +%Y%m%d-%H%M%S).log"
+mkdir -p "$VPERF_VM_BUILD"
+say "$VMM as the L2 VMM, $BOOTS boots of $VCPUS vCPUs, workload '$WHAT'$([ "$WHAT" = boot ] || echo ", $CYCLES cycles each"); log $LOG"
+set +e
+if [ "$VMM" = vperf ]; then
+	VPERF="$BUILD/profiler/vperf"
+	[ -x "$VPERF" ] || die "$VM_EXIT_USAGE" "no $VPERF: build first (cmake --build build)"
+	VP=()	# vperf_guest.ko loaded before the command
+	if [ "$WHAT" = kmod ] || [ "$KMOD" = 1 ]; then VP=(--vperf "$VPERF"); fi
+	"$VM_DIR/vm-run.sh" --vcpus "$VCPUS" --timeout "$TIMEOUT" --repeat "$BOOTS" "${VP[@]}" -- "$CMD" >"$LOG" 2>&1
+else
+	# the same guest as vm-run's: the bundled /init with maxcpus=1 (vperf-keys, then the APs come online)
+	"$VM_DIR/l2-boot.sh" --l2-smp "$VCPUS" --l2-append maxcpus=1 --repeat "$BOOTS" \
+		--timeout "$((TIMEOUT * BOOTS + 120))" -- "$CMD" >"$LOG" 2>&1
+fi
+st=$?
+set -e
+
+tr -d '\r' <"$LOG" | grep -E '^VM-RUN-REPEAT ' || true
+ok=$(tr -d '\r' <"$LOG" | grep -cE '^VM-RUN-REPEAT [0-9]+/[0-9]+ status=0$' || true)
+ran=$(tr -d '\r' <"$LOG" | grep -cE '^VM-RUN-REPEAT ' || true)
+statuses=$(tr -d '\r' <"$LOG" | sed -n 's/^VM-RUN-REPEAT [0-9]*\/[0-9]* status=\([0-9]*\)$/\1/p' | grep -v '^0$' |
+	sort | uniq -c | awk '{ n = $2 == 123 ? "crash" : $2 == 124 ? "timeout" : $2 == 126 ? "no status" : "status";
+		printf "%s%s %s x%d", sep, $2, n, $1; sep = ", " }' || true)
+crashes=$(tr -d '\r' <"$LOG" | grep -cE 'triple fault|Kernel panic|corrupted stack end' || true)
+echo "soak: vmm=$VMM what=$WHAT vcpus=$VCPUS boots=$BOOTS ran=$ran ok=$ok failed=$((BOOTS - ok))" \
+	"${statuses:+(statuses: $statuses)} panic/triple-fault lines=$crashes L1 status=$st"
+[ "$ok" = "$BOOTS" ]
