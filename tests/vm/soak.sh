@@ -5,7 +5,8 @@
 #
 #   --vmm vperf|qemu   the L2 VMM: vperf-vmm (default) or Debian's QEMU with -accel kvm in the same L1
 #   --what W           boot: N boots that run `true`; cpu: in each boot, M offline/online cycles of every AP;
-#                      kmod: in each boot, M insmod/rmmod cycles of vperf_guest.ko (vperf only)
+#                      kmod: in each boot, M cycles of insmod, a process with 4 monitored threads (as
+#                      kmod-test's cycles case), rmmod (vperf only)
 #   --boots N          guest boots (default 10; nested, all of them in one L1)
 #   --cycles M         cycles per boot for cpu and kmod (default 50)
 #   --vcpus V          guest vCPUs (default 2)
@@ -62,9 +63,13 @@ cpu)
 	CMD="for i in \$(seq $CYCLES); do for c in /sys/devices/system/cpu/cpu[1-9]*/online; do"
 	CMD="$CMD echo 0 >\$c || exit 11; echo 1 >\$c || exit 12; done; done; echo SOAK-DONE"
 	;;
-kmod)
+kmod)	# as kmod-test's cycles case: each cycle runs a process whose 4 threads are monitored, then unloads
+	# the module's text address each cycle: a vCPU that stops in the module can be placed (nm on the .ko)
 	CMD="rmmod vperf_guest; for i in \$(seq $CYCLES); do insmod /payload/vperf_guest.ko || exit 11;"
-	CMD="$CMD rmmod vperf_guest || exit 12; done; echo SOAK-DONE"
+	CMD="$CMD echo SOAK-CYCLE \$i text \$(cat /sys/module/vperf_guest/sections/.text);"
+	CMD="$CMD rm -f /tmp/r; vperf-kmod-thread churn 30 /tmp/r & p=\$!; w=0;"
+	CMD="$CMD while [ ! -e /tmp/r ] && [ \$w -lt 500 ]; do sleep 0.01; w=\$((w + 1)); done; rm -f /tmp/r;"
+	CMD="$CMD wait \$p || exit 13; rmmod vperf_guest || exit 12; done; echo SOAK-DONE"
 	;;
 esac
 
@@ -77,6 +82,10 @@ if [ "$VMM" = vperf ]; then
 	[ -x "$VPERF" ] || die "$VM_EXIT_USAGE" "no $VPERF: build first (cmake --build build)"
 	VP=()	# vperf_guest.ko loaded before the command
 	if [ "$WHAT" = kmod ] || [ "$KMOD" = 1 ]; then VP=(--vperf "$VPERF"); fi
+	if [ "$WHAT" = kmod ]; then
+		KT="$("$VM_DIR/kmod-test/build.sh")" || die "$VM_EXIT_USAGE" "building the kmod test programs failed"
+		VP+=(--add "$KT/vperf-kmod-thread")
+	fi
 	"$VM_DIR/vm-run.sh" --vcpus "$VCPUS" --timeout "$TIMEOUT" --repeat "$BOOTS" "${VP[@]}" -- "$CMD" >"$LOG" 2>&1
 else
 	# the same guest as vm-run's: the bundled /init with maxcpus=1 (vperf-keys, then the APs come online)
