@@ -26,6 +26,18 @@ def append_run(path, rec):
         os.fsync(f.fileno())
 
 
+def drop_unfinished_tail(path):
+    """Cut a last line that an interrupted write left without its newline, so that appending goes on cleanly.
+    Returns the number of bytes dropped."""
+    with open(path, "rb+") as f:
+        data = f.read()
+        if not data or data.endswith(b"\n"):
+            return 0
+        keep = data.rfind(b"\n") + 1
+        f.truncate(keep)
+        return len(data) - keep
+
+
 def load_runs(path):
     """Every run of runs.jsonl. A bad line is an error naming it; a cut-off last line (an interrupted write) is
     dropped with a warning, and its run is done again on --resume."""

@@ -6,6 +6,8 @@
   harness_cli_test.py corrupt BUILD WORK   the benchmark's output corrupted on its way out (a wrapper in
                                            --bindir changes one digit): the run fails (exit 1), visibly
   harness_cli_test.py badconfig BUILD WORK bad configs: exit 2 with a message naming the problem
+  harness_cli_test.py resume BUILD WORK    a run cut off (its last record half-written, one run missing) is
+                                           finished by --resume: only the missing run runs again
 Exit status 0 pass, 1 fail (what failed is printed).
 """
 
@@ -151,14 +153,36 @@ def case_badconfig(build, work):
     check(not os.path.exists(os.path.join(work, "never", "runs.jsonl")), "no run started")
 
 
+def case_resume(build, work):
+    cfg = write_cfg(work, "r.cfg", "[run]\nbenchmarks = interp, nbody\nmodes = native\nsize = test\n"
+                    "iterations = 2\n")
+    out = os.path.join(work, "results")
+    p = harness(build, "run", "--config", cfg, "-o", out, "--build", build, "--no-build")
+    check(p.returncode == 0, "the first run finishes")
+    path = os.path.join(out, "runs.jsonl")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    check(len(lines) == 4, "4 runs recorded")
+    with open(path, "w") as f:	# as if killed while writing the 4th record
+        f.write("\n".join(lines[:3]) + "\n" + lines[3][:25])
+    p = harness(build, "run", "--config", cfg, "-o", out, "--build", build, "--no-build")
+    check(p.returncode == 2 and "--resume" in p.stderr, "a second run into the same directory is refused")
+    p = harness(build, "run", "--resume", out, "--build", build, "--no-build")
+    check(p.returncode == 0 and "3 done before" in p.stderr, "--resume keeps the 3 whole runs")
+    with open(path) as f:
+        runs = [json.loads(x) for x in f.read().splitlines()[3:] if x.strip().endswith("}")]
+    keys = sorted((r["benchmark"], r["iteration"]) for r in runs)
+    check(len(runs) == 1, "exactly one run ran again (%s)" % keys)
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("ci", "corrupt", "badconfig"):
+    if len(sys.argv) != 4 or sys.argv[1] not in ("ci", "corrupt", "badconfig", "resume"):
         sys.stderr.write(__doc__)
         return 2
     case, build, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    {"ci": case_ci, "corrupt": case_corrupt, "badconfig": case_badconfig}[case](build, work)
+    {"ci": case_ci, "corrupt": case_corrupt, "badconfig": case_badconfig, "resume": case_resume}[case](build, work)
     if failed:
         print("%d check(s) failed" % len(failed))
         return 1
