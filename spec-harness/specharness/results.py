@@ -8,7 +8,10 @@ from . import stats
 
 REQUIRED = ("benchmark", "mode", "iteration", "seq", "status", "elapsed_s", "verify")
 STATUSES = ("ok", "verify-failed", "error", "skipped")
-MIN_THREAD_NS = 20_000_000	# threads with less CPU time than this are too short to judge (METHOD.md)
+# Threads with less CPU time than this are not judged against the 2% goal (METHOD.md): the thread's own clock
+# cannot see ~1..4 ms of its life that vperf counts (exec and set-up before counting starts, the exit after the
+# thread's last clock read); 3 ms is 2% of 150 ms. Their errors are still reported, as worst_short.
+MIN_THREAD_NS = 150_000_000
 
 # The goals, in one place: (id, text, limit).
 GOALS = (
@@ -74,6 +77,20 @@ def _ratio_block(times_a, times_b):
             "paired": pairs, "ci": [lo, hi], "iterations": its}
 
 
+def _verdict(value, ci, limit):
+    """met / MISSED when the 95% interval (or, without one, the median) is on one side of the limit; not
+    judgeable when the interval straddles it."""
+    lo, hi = ci
+    if lo is None:
+        return ("met" if value <= limit else "MISSED"), "one iteration: no interval, judged on the median"
+    if hi - 1 <= limit:
+        return "met", None
+    if lo - 1 > limit:
+        return "MISSED", None
+    return "not judgeable", "the runs' 95%% interval %+.1f%%..%+.1f%% straddles the goal: more iterations or a " \
+        "quieter machine" % ((lo - 1) * 100, (hi - 1) * 100)
+
+
 def summarize(runs, cfg, host):
     order = ("native", "native+count", "guest", "guest+count", "guest+sample", "guest+record")
     modes = sorted({r["mode"] for r in runs},
@@ -127,7 +144,7 @@ def summarize(runs, cfg, host):
 
     # accuracy: per-thread vcpu-clock against the thread's own CPU time (guest+count)
     for b in benches:
-        errs, short, whole = [], 0, []
+        errs, short, whole, short_errs = [], 0, [], []
         for r in runs:
             if r["benchmark"] != b or r["mode"] != "guest+count" or r["status"] != "ok":
                 continue
@@ -140,6 +157,8 @@ def summarize(runs, cfg, host):
                 tot_v += v
                 if t["cpu_ns"] < MIN_THREAD_NS:
                     short += 1
+                    if t["cpu_ns"]:
+                        short_errs.append((v - t["cpu_ns"]) / t["cpu_ns"])
                     continue
                 errs.append((v - t["cpu_ns"]) / t["cpu_ns"])
             if tot_c:
@@ -152,6 +171,8 @@ def summarize(runs, cfg, host):
             acc["median"] = stats.median(sorted(errs, key=abs))
         if whole:
             acc["whole_run"] = max(whole, key=abs)
+        if short_errs:
+            acc["worst_short"] = max(short_errs, key=abs)
         nat = [r for r in runs if r["benchmark"] == b and r["mode"] == "native+count" and r["status"] == "ok"]
         gst = [r for r in runs if r["benchmark"] == b and r["mode"] == "guest+count" and r["status"] == "ok"]
         if nat and gst:
@@ -188,9 +209,10 @@ def summarize(runs, cfg, host):
                 g["reason"] = "no guest+count and guest runs"
             else:
                 g["value"] = gm["ratio"] - 1
-                g["result"] = "met" if g["value"] <= limit else "MISSED"
+                g["result"], g["reason"] = _verdict(g["value"], gm["ci"], limit)
                 if nested:
-                    g["reason"] = "measured under nested TCG: a ratio within this run"
+                    g["reason"] = (g["reason"] + "; " if g["reason"] else "") + \
+                        "measured under nested TCG: a ratio within this run"
         elif gid == "sample-overhead-1khz":
             gm = out["geomean"].get("guest+sample@1000 vs guest")
             measured = {k: v["ratio"] - 1 for k, v in out["geomean"].items() if k.startswith("guest+sample@")}
@@ -202,7 +224,7 @@ def summarize(runs, cfg, host):
                                "there); measured: %s" % (", ".join("%s %+.2f%%" % (k.split(" ")[0], v * 100)
                                                                    for k, v in measured.items()) or "none"))
             elif gm:
-                g["result"] = "met" if g["value"] <= limit else "MISSED"
+                g["result"], g["reason"] = _verdict(g["value"], gm["ci"], limit)
             else:
                 g["reason"] = "no guest+sample@1000 runs"
         else:

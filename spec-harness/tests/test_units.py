@@ -129,7 +129,7 @@ class Summary(unittest.TestCase):
         d = tempfile.mkdtemp()
         self.cfg = config.load_config(write(d, "c.cfg", "[run]\nbenchmarks = all\nmodes = guest, guest+count\n"
                                             "size = test\niterations = 3\n"), BENCHES)
-        th = [{"tid": 1, "comm": "main", "cpu_ns": 100_000_000, "counts": {"vperf::vcpu-clock": 101_000_000}},
+        th = [{"tid": 1, "comm": "main", "cpu_ns": 200_000_000, "counts": {"vperf::vcpu-clock": 202_000_000}},
               {"tid": 2, "comm": "w", "cpu_ns": 1_000_000, "counts": {"vperf::vcpu-clock": 2_000_000}}]
         self.runs = []
         for it in range(3):
