@@ -19,8 +19,8 @@ void vmm_pv_exit(struct vm *vm);
 /* One hypercall of vcpu (args: RBX, RCX, RSI, RDI); returns the guest's RAX. */
 int64_t vmm_pv_hypercall(struct vcpu *vcpu, uint32_t op, const uint64_t args[4]);
 /*
- * An MMIO exit of vcpu: true if gpa is the doorbell page (VM_DOORBELL_ADDR; a load fills data), false if it is
- * not the device's.
+ * An MMIO exit of vcpu: true if gpa is the doorbell page (VM_DOORBELL_ADDR; a load fills min(len, 8) bytes of
+ * data), false if it is not the device's.
  */
 bool vmm_pv_doorbell(struct vcpu *vcpu, uint64_t gpa, uint32_t len, bool is_write, uint8_t *data);
 /* VPERF_FEAT_* bits the device offers (CPUID VPERF_CPUID_INFO EBX). */

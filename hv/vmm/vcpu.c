@@ -116,16 +116,92 @@ void vcpu__exit(struct vcpu *vcpu)
 	vcpu->stats_fd = -1;
 }
 
-static void dump_regs(struct vcpu *vcpu)
+/* The 8 bytes at guest-virtual gva, through the vCPU's own page tables (KVM_TRANSLATE). */
+static bool read_gva(struct vcpu *vcpu, uint64_t gva, uint64_t *val)
 {
+	struct kvm_translation tr = { .linear_address = gva };
+	const void *p;
+
+	if (ioctl(vcpu->fd, KVM_TRANSLATE, &tr) < 0 || !tr.valid)
+		return false;
+	p = vm__gpa_to_hva(vcpu->vm, tr.physical_address, sizeof(*val));
+	if (!p)
+		return false;
+	memcpy(val, p, sizeof(*val));
+	return true;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Where a vCPU that timed out was, and whether it still ran: its registers, its pending events,
+ * when KVM_RUN last returned an exit to us and which, and a pointer chase from RAX (the first
+ * quadword of each node, as a list walk follows it: a node that leads back shows a loop).
+ */
+static void dump_stuck(struct vcpu *vcpu)
+{
+	struct kvm_vcpu_events ev;
 	struct kvm_regs r;
 	struct kvm_sregs s;
+	char chase[200];
+	uint64_t p, next;
+	size_t n = 0;
+	int i;
 
 	if (ioctl(vcpu->fd, KVM_GET_REGS, &r) < 0 || ioctl(vcpu->fd, KVM_GET_SREGS, &s) < 0)
 		return;
 	pr_err("vcpu%u: rip 0x%llx rsp 0x%llx rflags 0x%llx cr0 0x%llx cr3 0x%llx cr4 0x%llx efer "
 	       "0x%llx cs 0x%x",
 	       vcpu->id, r.rip, r.rsp, r.rflags, s.cr0, s.cr3, s.cr4, s.efer, s.cs.selector);
+	pr_err("vcpu%u: rax 0x%llx rbx 0x%llx rcx 0x%llx rdx 0x%llx rsi 0x%llx rdi 0x%llx rbp 0x%llx "
+	       "r8 0x%llx r9 0x%llx r10 0x%llx r11 0x%llx r12 0x%llx r13 0x%llx r14 0x%llx r15 0x%llx",
+	       vcpu->id, r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.r8, r.r9, r.r10, r.r11,
+	       r.r12, r.r13, r.r14, r.r15);
+	if (ioctl(vcpu->fd, KVM_GET_VCPU_EVENTS, &ev) == 0)
+		pr_err("vcpu%u: events: irq injected %u nr %u, nmi injected %u pending %u masked %u, "
+		       "shadow %u; apic_base 0x%llx, %u interrupts pending in the bitmap",
+		       vcpu->id, ev.interrupt.injected, ev.interrupt.nr, ev.nmi.injected,
+		       ev.nmi.pending, ev.nmi.masked, ev.interrupt.shadow, s.apic_base,
+		       (unsigned int)(s.interrupt_bitmap[0] || s.interrupt_bitmap[1] ||
+				      s.interrupt_bitmap[2] || s.interrupt_bitmap[3]));
+	pr_err("vcpu%u: %" PRIu64 " KVM_RUNs (%" PRIu64 " EINTR); the last exit to user space, %s, "
+	       "%.3f s before the timeout",
+	       vcpu->id, vcpu->stats.runs, vcpu->stats.run_eintr,
+	       vcpu->last_exit_ns ? stats__exit_name(vcpu->last_exit_reason) : "none",
+	       vcpu->last_exit_ns ? (double)(mono_ns() - vcpu->last_exit_ns) / 1e9 : 0.0);
+	chase[0] = '\0';
+	for (p = r.rax, i = 0; i < 6 && n < sizeof(chase) - 24; i++) {
+		if (!read_gva(vcpu, p, &next)) {
+			n += (size_t)snprintf(chase + n, sizeof(chase) - n, " -> (unmapped)");
+			break;
+		}
+		n += (size_t)snprintf(chase + n, sizeof(chase) - n, " -> 0x%" PRIx64, next);
+		if (!next || next == p)
+			break;
+		p = next;
+	}
+	pr_err("vcpu%u: from rax 0x%llx%s", vcpu->id, r.rax, chase);
+	/* the top of the stack: return addresses among them give the call chain */
+	for (n = 0, i = 0; i < 24; i++) {
+		char line[40];
+
+		if (!read_gva(vcpu, r.rsp + 8 * (uint64_t)i, &next))
+			break;
+		snprintf(line, sizeof(line), " %" PRIx64, next);
+		if (n + strlen(line) >= sizeof(chase)) {
+			pr_err("vcpu%u: stack%s", vcpu->id, chase);
+			n = 0;
+		}
+		n += (size_t)snprintf(chase + n, sizeof(chase) - n, "%s", line);
+	}
+	if (n)
+		pr_err("vcpu%u: stack%s", vcpu->id, chase);
 }
 
 static bool host_is_amd(void)
@@ -168,23 +244,28 @@ static int handle_io(struct vcpu *vcpu)
 	size_t run_size = vcpu->vm->run_size;
 	bool is_write = run->io.direction == KVM_EXIT_IO_OUT;
 	uint32_t size = run->io.size, count = run->io.count, i;
+	uint16_t port = run->io.port;
 	uint64_t off = run->io.data_offset;
 	uint8_t *data;
 
-	/* KVM fills these; check them anyway before touching memory through them. */
-	if ((size != 1 && size != 2 && size != 4) || count == 0 || off > run_size ||
-	    (uint64_t)size * count > run_size - off) {
+	/*
+	 * KVM fills these; check them anyway before touching memory through them. The data lies
+	 * past struct kvm_run (KVM: one page in): an IN must not overwrite the exit's own fields,
+	 * which the handlers read.
+	 */
+	if ((size != 1 && size != 2 && size != 4) || count == 0 || off < sizeof(*run) ||
+	    off > run_size || (uint64_t)size * count > run_size - off) {
 		pr_err("vcpu%u: malformed I/O exit (port 0x%x size %u count %u offset %" PRIu64 ")",
-		       vcpu->id, run->io.port, size, count, off);
+		       vcpu->id, port, size, count, off);
 		return -EINVAL;
 	}
 	data = (uint8_t *)run + off;
-	stats__count_port(&vcpu->stats, run->io.port, is_write, count);
+	stats__count_port(&vcpu->stats, port, is_write, count);
 	for (i = 0; i < count; i++) {
-		if (!ioport_bus__access(&vcpu->vm->iobus, vcpu, run->io.port, is_write,
-					data + i * size, size)) {
+		if (!ioport_bus__access(&vcpu->vm->iobus, vcpu, port, is_write, data + i * size,
+					size)) {
 			vcpu->stats.io_unhandled++;
-			report_port(vcpu, run->io.port, is_write, size);
+			report_port(vcpu, port, is_write, size);
 		}
 	}
 	return 0;
@@ -196,8 +277,12 @@ static void handle_mmio(struct vcpu *vcpu)
 	uint32_t len = MIN(run->mmio.len, (uint32_t)sizeof(run->mmio.data));
 	struct vm *vm = vcpu->vm;
 
-	/* The one MMIO device in user space: the vperf doorbell. RAM and the APICs never exit here. */
-	if (vmm_pv_doorbell(vcpu, run->mmio.phys_addr, len, run->mmio.is_write, run->mmio.data)) {
+	/*
+	 * The one MMIO device in user space: the vperf doorbell. RAM and the APICs never exit here.
+	 * It sees the access's own length (it serves 8-byte loads only), and fills at most the data.
+	 */
+	if (vmm_pv_doorbell(vcpu, run->mmio.phys_addr, run->mmio.len, run->mmio.is_write,
+			    run->mmio.data)) {
 		vcpu->stats.pv_doorbell++;
 		return;
 	}
@@ -262,7 +347,7 @@ static int handle_exit(struct vcpu *vcpu)
 			pr_err("vcpu%u: AMD host: KVM reset this vCPU on the shutdown; its registers "
 			       "show the reset vector, not the faulting context (tests/vm/README.md)",
 			       vcpu->id);
-		dump_regs(vcpu);
+		dump_stuck(vcpu);
 		vm__request_stop(vm, VM_STOP_CRASH, VM_EXIT_CRASH);
 		return -EFAULT;
 	case KVM_EXIT_HLT:
@@ -304,7 +389,7 @@ static int handle_exit(struct vcpu *vcpu)
 		} else {
 			pr_err("vcpu%u: %s: KVM could not emulate what the guest did", vcpu->id,
 			       what);
-			dump_regs(vcpu);
+			dump_stuck(vcpu);
 			vm__request_stop(vm, VM_STOP_CRASH, VM_EXIT_CRASH);
 		}
 		return -EFAULT;
@@ -329,11 +414,25 @@ static int handle_exit(struct vcpu *vcpu)
 
 		pr_err("vcpu%u: unhandled KVM exit reason %u (%s)", vcpu->id, run->exit_reason,
 		       name ? name : "unknown");
-		dump_regs(vcpu);
+		dump_stuck(vcpu);
 		vm__request_stop(vm, VM_STOP_CRASH, VM_EXIT_CRASH);
 		return -EFAULT;
 	}
 	}
+}
+
+int vcpu__dispatch_exit(struct vcpu *vcpu)
+{
+	int ret;
+
+	stats__count_exit(&vcpu->stats, vcpu->run->exit_reason);
+	vcpu->last_exit_reason = vcpu->run->exit_reason;
+	vcpu->last_exit_ns = mono_ns();
+	ret = handle_exit(vcpu);
+	if (ret < 0)
+		return ret;
+	vmm_pv_vcpu_exit(vcpu);
+	return 0;
 }
 
 static void *vcpu_thread(void *arg)
@@ -376,14 +475,12 @@ static void *vcpu_thread(void *arg)
 			}
 			break;
 		}
-		stats__count_exit(&vcpu->stats, vcpu->run->exit_reason);
-		if (handle_exit(vcpu) < 0)
+		if (vcpu__dispatch_exit(vcpu) < 0)
 			break;
-		vmm_pv_vcpu_exit(vcpu);
 	}
 	/* Where a guest that timed out was stuck (a hang, a freeze, a lost wakeup) */
 	if (vm->stop_reason == VM_STOP_TIMEOUT)
-		dump_regs(vcpu);
+		dump_stuck(vcpu);
 	return NULL;
 }
 

@@ -84,6 +84,8 @@ struct vcpu {
 	bool thread_started;
 	int stats_fd;			/* KVM_GET_STATS_FD, opened by the vperf device, or -1 */
 	struct vcpu_stats stats;	/* written by this vCPU's thread only */
+	uint64_t last_exit_ns;		/* CLOCK_MONOTONIC of the last exit KVM_RUN returned, 0: none */
+	uint32_t last_exit_reason;	/* and its reason (a timed-out guest's dump says them) */
 };
 
 struct vperf_hv;
@@ -153,6 +155,13 @@ void vm__console_line(void *ctx, const char *line);
 int vcpu__init(struct vm *vm, unsigned int id) __must_check;
 void vcpu__exit(struct vcpu *vcpu);
 int vcpu__start(struct vcpu *vcpu) __must_check;
+/*
+ * One exit, as KVM_RUN left it in vcpu->run: account it, handle it (port I/O and MMIO go to the
+ * devices), then let the vperf device deliver overflows. Returns 0 to keep running, < 0 when this
+ * vCPU stops (the stop reason is set). The vCPU thread calls it after every KVM_RUN; it needs no
+ * /dev/kvm, so the fuzzers (hv/vmm/fuzz) call it on a kvm_run of their own.
+ */
+int vcpu__dispatch_exit(struct vcpu *vcpu);
 /* Make the vCPU leave KVM_RUN and see vm->stopping (safe from any thread). */
 void vcpu__kick(struct vcpu *vcpu);
 void vcpu__join(struct vcpu *vcpu);

@@ -50,7 +50,7 @@ static const struct serial8250_ops uart_ops = {
 	.tx_idle = uart_tx_idle,
 };
 
-static int setup_devices(struct vm *vm)
+int vmm__setup_devices(struct vm *vm)
 {
 	int err;
 
@@ -109,7 +109,7 @@ int vmm__setup(struct vm *vm, const struct vm_config *cfg)
 			    vm);
 	if (err)
 		goto err_vm;
-	err = setup_devices(vm);
+	err = vmm__setup_devices(vm);
 	if (err)
 		goto err_console;
 	err = acpi__setup(vm, &rsdp);

@@ -30,6 +30,13 @@ int vmm__setup(struct vm *vm, const struct vm_config *cfg) __must_check;
  */
 int vmm__run(struct vm *vm, unsigned int timeout_s) __must_check;
 void vmm__teardown(struct vm *vm);
+/*
+ * The devices on vm's port-I/O bus: the UART (its interrupt and console wiring), the platform ports,
+ * the vperf device and its port. Part of vmm__setup(); on its own for the fuzzers, which build a VM
+ * without KVM (the console must be initialized first). Undo with vmm_pv_exit() and
+ * serial8250__exit().
+ */
+int vmm__setup_devices(struct vm *vm) __must_check;
 /* The exit status for how the VM stopped (see --help). */
 int vmm__exit_status(struct vm *vm);
 
