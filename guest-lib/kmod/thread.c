@@ -400,6 +400,15 @@ static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 			vperf_thread_discard(ct);
 		return;
 	}
+	/*
+	 * The child's pid is visible before this probe runs: a THREAD_START by tid may have given it
+	 * a context already. One context per task (the probes find the first only): that one stays.
+	 */
+	if (ct && vperf_thread_find(child)) {
+		spin_unlock(&vperf_threads_lock);
+		vperf_thread_discard(ct);
+		return;
+	}
 	if (!ct || pt->vf->nr >= READ_ONCE(max_threads)) {
 		pt->vf->lost++;
 		spin_unlock(&vperf_threads_lock);
@@ -659,6 +668,15 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	spin_lock(&vperf_threads_lock);
 	if (vperf_thread_find(task)) {
 		ret = -EBUSY;
+		goto unlock;
+	}
+	/*
+	 * A thread past exit_signals() may have run its exit probe already: a context now would
+	 * never end before the file does, and hold the task. PF_EXITING is set before the probe,
+	 * which takes this lock, so either the probe finds the context or this sees the flag.
+	 */
+	if (READ_ONCE(task->flags) & PF_EXITING) {
+		ret = -ESRCH;
 		goto unlock;
 	}
 	if (vf->nr >= READ_ONCE(max_threads)) {

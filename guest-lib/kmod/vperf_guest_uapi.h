@@ -249,7 +249,7 @@ _Static_assert(sizeof(struct vperf_thread_list) == VPERF_THREAD_LIST_SIZE_VER0,
 
 /*
  * Errors: EINVAL bad size or flags; EBUSY the thread already has a context
- * (on any file); ESRCH no such thread; EACCES the paranoid setting forbids
+ * (on any file); ESRCH no such thread, or one that is exiting; EACCES the paranoid setting forbids
  * it; ENODEV no vCPU counters here; ENOENT no context of the calling thread
  * on this file (READ, STOP, mmap).
  */
