@@ -6,12 +6,17 @@
 #   --vmm vperf|qemu   the L2 VMM: vperf-vmm (default) or Debian's QEMU with -accel kvm in the same L1
 #   --what W           boot: N boots that run `true`; cpu: in each boot, M offline/online cycles of every AP;
 #                      kmod: in each boot, M cycles of insmod, a process with 4 monitored threads (as
-#                      kmod-test's cycles case), rmmod (vperf only)
+#                      kmod-test's cycles case), rmmod (vperf only); fuzz: in each boot, vperf-kmod-fuzz for
+#                      --seconds (a hostile user of /dev/vperf, kmod-test's fuzz case), then no context may be
+#                      left, rmmod must succeed and dmesg must have no WARNING, BUG, Oops, stall (vperf only)
 #   --boots N          guest boots (default 10; nested, all of them in one L1)
 #   --cycles M         cycles per boot for cpu and kmod (default 50)
+#   --seconds S        fuzz: seconds per boot (default 600)
 #   --vcpus V          guest vCPUs (default 2)
 #   --kmod             cpu: load vperf_guest.ko first (vperf only)
-#   --timeout S        per boot (default 300)
+#   --l1-trace         trace L1's KVM and print its last lines after a crash or timeout (vm-run.sh --l1-trace;
+#                      vperf only)
+#   --timeout S        per boot (default 300; fuzz: --seconds + 120)
 #   --build DIR        the CMake build with profiler/vperf (default build/)
 # Prints one line per boot and a summary: "soak: vmm=... what=... vcpus=... boots=N ok=A failed=B (statuses:
 # 123 crash x, 124 timeout y, ...)". Exit status 0 when every boot passed, 1 when some failed, 2 usage.
@@ -29,9 +34,11 @@ VMM=vperf
 WHAT=boot
 BOOTS=10
 CYCLES=50
+SECONDS_=600
 VCPUS=2
 KMOD=0
-TIMEOUT=300
+L1T=()
+TIMEOUT=
 BUILD="$VM_DIR/../../build"
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -39,21 +46,25 @@ while [ $# -gt 0 ]; do
 	--what) WHAT=${2:?}; shift 2 ;;
 	--boots) BOOTS=${2:?}; shift 2 ;;
 	--cycles) CYCLES=${2:?}; shift 2 ;;
+	--seconds) SECONDS_=${2:?}; shift 2 ;;
 	--vcpus) VCPUS=${2:?}; shift 2 ;;
 	--kmod) KMOD=1; shift ;;
+	--l1-trace) L1T=(--l1-trace); shift ;;
 	--timeout) TIMEOUT=${2:?}; shift 2 ;;
 	--build) BUILD=${2:?}; shift 2 ;;
 	-h | --help) usage 0 ;;
 	*) die "$VM_EXIT_USAGE" "unknown option '$1' (see --help)" ;;
 	esac
 done
-for n in BOOTS CYCLES VCPUS TIMEOUT; do
-	[[ "${!n}" =~ ^[0-9]+$ ]] && [ "${!n}" -ge 1 ] || die "$VM_EXIT_USAGE" "--${n,,} '${!n}': a number >= 1"
+[ -n "$TIMEOUT" ] || TIMEOUT=$([ "$WHAT" = fuzz ] && echo $((SECONDS_ + 120)) || echo 300)
+for n in BOOTS CYCLES SECONDS_ VCPUS TIMEOUT; do
+	o=${n%_}
+	[[ "${!n}" =~ ^[0-9]+$ ]] && [ "${!n}" -ge 1 ] || die "$VM_EXIT_USAGE" "--${o,,} '${!n}': a number >= 1"
 done
 case "$VMM" in vperf | qemu) ;; *) die "$VM_EXIT_USAGE" "--vmm '$VMM': vperf or qemu" ;; esac
-case "$WHAT" in boot | cpu | kmod) ;; *) die "$VM_EXIT_USAGE" "--what '$WHAT': boot, cpu or kmod" ;; esac
-if [ "$VMM" = qemu ] && { [ "$WHAT" = kmod ] || [ "$KMOD" = 1 ]; }; then
-	die "$VM_EXIT_USAGE" "vperf_guest.ko needs the vperf device: kmod cycles and --kmod run under --vmm vperf only"
+case "$WHAT" in boot | cpu | kmod | fuzz) ;; *) die "$VM_EXIT_USAGE" "--what '$WHAT': boot, cpu, kmod or fuzz" ;; esac
+if [ "$VMM" = qemu ] && { [ "$WHAT" = kmod ] || [ "$WHAT" = fuzz ] || [ "$KMOD" = 1 ]; }; then
+	die "$VM_EXIT_USAGE" "vperf_guest.ko needs the vperf device: kmod, fuzz and --kmod run under --vmm vperf only"
 fi
 
 # The guest's command: the workload, then "SOAK-DONE" (a boot that prints it and powers off passed).
@@ -71,6 +82,13 @@ kmod)	# as kmod-test's cycles case: each cycle runs a process whose 4 threads ar
 	CMD="$CMD while [ ! -e /tmp/r ] && [ \$w -lt 500 ]; do sleep 0.01; w=\$((w + 1)); done; rm -f /tmp/r;"
 	CMD="$CMD wait \$p || exit 13; rmmod vperf_guest || exit 12; done; echo SOAK-DONE"
 	;;
+fuzz)	# the module is loaded (--vperf); the seed is printed, so a failing boot can be repeated
+	CMD="dmesg -c >/dev/null; vperf-kmod-fuzz $SECONDS_ || exit 13;"
+	CMD="$CMD t=\$(cat /sys/module/vperf_guest/parameters/threads); echo SOAK-FUZZ threads left \$t;"
+	CMD="$CMD [ \"\$t\" = 0 ] || exit 14; rmmod vperf_guest || exit 12;"
+	CMD="$CMD bad=\$(dmesg | grep -cE 'WARNING|BUG|Oops|general protection|detected stalls|blocked for more than');"
+	CMD="$CMD echo SOAK-FUZZ dmesg \$bad; [ \$bad = 0 ] || { dmesg; exit 15; }; echo SOAK-DONE"
+	;;
 esac
 
 LOG="$VPERF_VM_BUILD/soak-$VMM-$WHAT-$(date +%Y%m%d-%H%M%S).log"
@@ -81,12 +99,13 @@ if [ "$VMM" = vperf ]; then
 	VPERF="$BUILD/profiler/vperf"
 	[ -x "$VPERF" ] || die "$VM_EXIT_USAGE" "no $VPERF: build first (cmake --build build)"
 	VP=()	# vperf_guest.ko loaded before the command
-	if [ "$WHAT" = kmod ] || [ "$KMOD" = 1 ]; then VP=(--vperf "$VPERF"); fi
-	if [ "$WHAT" = kmod ]; then
+	if [ "$WHAT" = kmod ] || [ "$WHAT" = fuzz ] || [ "$KMOD" = 1 ]; then VP=(--vperf "$VPERF"); fi
+	if [ "$WHAT" = kmod ] || [ "$WHAT" = fuzz ]; then
 		KT="$("$VM_DIR/kmod-test/build.sh")" || die "$VM_EXIT_USAGE" "building the kmod test programs failed"
-		VP+=(--add "$KT/vperf-kmod-thread")
+		VP+=(--add "$KT/vperf-kmod-thread" --add "$KT/vperf-kmod-fuzz")
 	fi
-	"$VM_DIR/vm-run.sh" --vcpus "$VCPUS" --timeout "$TIMEOUT" --repeat "$BOOTS" "${VP[@]}" -- "$CMD" >"$LOG" 2>&1
+	"$VM_DIR/vm-run.sh" --vcpus "$VCPUS" --timeout "$TIMEOUT" --repeat "$BOOTS" "${L1T[@]}" "${VP[@]}" -- "$CMD" \
+		>"$LOG" 2>&1
 else
 	# the same guest as vm-run's: the bundled /init with maxcpus=1 (vperf-keys, then the APs come online)
 	"$VM_DIR/l2-boot.sh" --l2-smp "$VCPUS" --l2-append maxcpus=1 --repeat "$BOOTS" \

@@ -24,6 +24,11 @@
 #                           before it, and killed when the guest has ended: e.g. a CPU hog for a steal test
 #   --repeat N              boot the guest N times in a row (the same command each time; nested: in one L1), print
 #                           "VM-RUN-REPEAT i/N status=S" after each, exit with the first non-zero status (soak.sh)
+#   --l1-trace              nested: trace L1's KVM (kvm_exit, kvm_inj_virq, kvm_page_fault, kvm_nested_vmexit)
+#                           into a small ring while vperf-vmm runs; after a guest crash (123) or timeout (124),
+#                           print its last 400 lines between L1-TRACE-BEGIN and L1-TRACE-END: what each vCPU did
+#                           last (the guest RIP of a triple fault's shutdown exit, which KVM's reset hides from
+#                           vperf-vmm on AMD)
 #   --vperf BIN             vperf in the guest: BIN (a vperf CLI) as /payload/bin/vperf, the vperf-demo next to it
 #                           as /payload/bin/vperf-demo, and vperf_guest.ko (built by build-kmod.sh) loaded before
 #                           COMMAND runs (`vperf vm run` passes its own executable)
@@ -54,9 +59,11 @@ VMM_PREFIX=""
 HOST_BG=""
 VPERF_BIN=""
 REPEAT=1
+L1_TRACE=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--vcpus) VCPUS=${2:?--vcpus needs a number}; shift 2 ;;
+	--l1-trace) L1_TRACE=1; shift ;;
 	--mem) MEM=${2:?--mem needs MiB}; shift 2 ;;
 	--kernel) KERNEL=${2:?--kernel needs a file}; shift 2 ;;
 	--initrd) INITRD=${2:?--initrd needs a file}; shift 2 ;;
@@ -179,6 +186,7 @@ VMM_ARGS=(--kernel "$KERNEL" --initrd "$OUT/initrd" --vcpus "$VCPUS" --mem "$MEM
 	"${VMM_EXTRA[@]}")
 
 if [ "$MODE" = direct ]; then
+	[ "$L1_TRACE" = 0 ] || say "--l1-trace: there is no L1 in direct mode; nothing is traced"
 	[ "$QUIET" = 1 ] || say "mode: direct: vperf-vmm on this host's /dev/kvm (hardware virtualization)"
 	bg=""
 	if [ -n "$HOST_BG" ]; then
@@ -211,11 +219,23 @@ cp "$OUT/initrd" "$P/initrd"
 	if [ -n "$HOST_BG" ]; then
 		printf 'setsid sh -c %q </dev/null >/dev/null 2>&1 &\nbg=$!\n' "$HOST_BG"
 	fi
+	if [ "$L1_TRACE" = 1 ]; then
+		cat <<-'EOT'
+		T=/sys/kernel/tracing
+		[ -d $T/events ] || mount -t tracefs nodev $T
+		echo 0 >$T/tracing_on; echo 256 >$T/buffer_size_kb
+		for e in kvm_exit kvm_inj_virq kvm_page_fault kvm_nested_vmexit; do echo 1 >$T/events/kvm/$e/enable; done
+		l1_trace_dump() { echo 0 >$T/tracing_on; echo L1-TRACE-BEGIN; tail -n 400 $T/trace; echo L1-TRACE-END; }
+		EOT
+	fi
 	[ "$REPEAT" = 1 ] || printf 'first=0\ni=1\nwhile [ $i -le %d ]; do\n' "$REPEAT"
+	[ "$L1_TRACE" = 0 ] || printf 'echo >$T/trace; echo 1 >$T/tracing_on\n'
+
 	printf '%s/payload/vperf-vmm --kernel /payload/vmlinuz --initrd /payload/initrd --vcpus %q --mem %q' "${VMM_PREFIX:+$VMM_PREFIX }" "$VCPUS" "$MEM"
 	printf ' --append %q --no-input --timeout %q' "$APPEND" "$TIMEOUT"
 	for a in "${VMM_EXTRA[@]}"; do printf ' %q' "$a"; done
 	printf ' </dev/null\n'
+	[ "$L1_TRACE" = 0 ] || printf 'st=$?; case $st in 123|124) l1_trace_dump ;; esac; (exit $st)\n'
 	if [ "$REPEAT" != 1 ]; then
 		printf 'st=$?\necho "VM-RUN-REPEAT $i/%d status=$st"\n' "$REPEAT"
 		printf '[ $first != 0 ] || first=$st\ni=$((i + 1))\ndone\n(exit $first)\n'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kmod-test/build.sh [OUTDIR]: build vperf_guest.ko (guest-lib/kmod) against the headers of the guest image's
 # kernel (Debian's linux-headers-<kver>, installed here if missing, as build-guest.sh does) and the static test
-# programs vperf-kmod-info, vperf-kmod-irq and vperf-kmod-thread (kmod-test/*.c), into OUTDIR (default
+# programs vperf-kmod-info, vperf-kmod-irq, vperf-kmod-thread and vperf-kmod-fuzz (kmod-test/*.c), into OUTDIR (default
 # $VPERF_VM_BUILD/kmod-test).
 # The module is built from a copy of guest-lib/kmod, so the source tree stays clean. Prints OUTDIR.
 set -euo pipefail
@@ -22,4 +22,7 @@ gcc -static -O2 -std=gnu11 -Wall -Wextra -Werror -I "$REPO_DIR/hv/include" \
 gcc -static -O2 -std=gnu11 -Wall -Wextra -Werror -pthread -I "$SRC" -I "$REPO_DIR/hv/include" \
 	-o "$OUT/vperf-kmod-thread" "$(dirname "$0")/vperf-kmod-thread.c" ||
 	die "$VM_EXIT_USAGE" "building vperf-kmod-thread failed"
+gcc -static -O2 -std=gnu11 -Wall -Wextra -Werror -pthread -I "$SRC" \
+	-o "$OUT/vperf-kmod-fuzz" "$(dirname "$0")/vperf-kmod-fuzz.c" ||
+	die "$VM_EXIT_USAGE" "building vperf-kmod-fuzz failed"
 echo "$OUT"
