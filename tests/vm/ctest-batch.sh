@@ -15,6 +15,7 @@
 #   0..3%; quiet runs (0 s) keep every per-thread error under 2%, the figure the inherit case asserts;
 # - cases failed and an L2 guest of one of them triple-faulted (vperf-vmm's "triple fault (KVM_EXIT_SHUTDOWN)"):
 #   once in CI on 2026-11-23, vCPU 1 of the 2-vCPU boot case, 0.85 s into Linux's boot.
+# Each rerun adds a line to reruns.log beside LOG, which scripts/test.sh prints and counts at the end.
 # A failure that is ours shows in both runs. Where vperf-vmm runs directly on hardware virtualization a timeout
 # or a crash is a failure at once.
 set -uo pipefail
@@ -59,6 +60,8 @@ if [ -n "$retry" ]; then
 	echo "batch $*: $retry; its log is $kept, last lines:"
 	tail -15 "$kept"
 	echo "batch $*: running it once more"
+	# every rerun is counted where scripts/test.sh reports them at the end
+	echo "$(date -u +%FT%TZ) batch $(basename "$log" .log): $retry" >>"$(dirname "$log")/reruns.log"
 	run "$@"
 	echo "batch $*: the second run lost $stolen% of this machine's CPU time to steal"
 fi
