@@ -12,6 +12,7 @@ PKGS=(
 	python3                # integration tests parse -x / -j output
 	clang libclang-rt-14-dev # the hypercall fuzzer (libFuzzer, ASan, UBSan)
 	acpica-tools           # iasl checks vperf-vmm's ACPI tables
+	libbabeltrace-ctf-dev babeltrace2 # CTF trace writer (profiler/record); tests read traces back
 )
 
 SUDO=""
