@@ -84,6 +84,7 @@ static uint8_t *ro_page, *hole;	/* a read-only page and an inaccessible one, for
 static unsigned int nr_workers = 6;
 static const char *dev_path = "/dev/vperf";	/* VPERF_FUZZ_DEV: another file, to test this program */
 
+static __thread int my_fd = -1;	/* where this thread last started its own context */
 static __thread sigjmp_buf fault_jmp;
 static __thread volatile int fault_armed;
 
@@ -179,9 +180,16 @@ static int any_signo(uint64_t *s)
 {
 	static const int common[] = { 0, SIGUSR1, SIGIO, 0, SIGKILL, SIGSTOP, -1, 65, 200 };
 
+	int sig;
+
 	if (below(s, 4))
 		return common[below(s, sizeof(common) / sizeof(common[0]))];
-	return (int)below(s, 70);	/* includes the real-time ones */
+	sig = (int)below(s, 70);	/* includes the real-time ones */
+	/*
+	 * Not glibc's own 32 and 33: their default action kills us (glibc installs its handlers
+	 * lazily and sigaction() refuses them); the module's path is the same for every number.
+	 */
+	return sig == 32 || sig == 33 ? SIGUSR2 : sig;
 }
 
 static void start(uint64_t *s, int fd, pid_t tid, enum op op)
@@ -205,7 +213,11 @@ static void start(uint64_t *s, int fd, pid_t tid, enum op op)
 		st->sample_signo = any_signo(s);
 		st->sample_cookie = (int32_t)rnd(s);
 	}
-	tally(op, ioctl(fd, VPERF_IOC_THREAD_START, any_buf(s, st, size < 4096 ? size : 4096)));
+	long ret = ioctl(fd, VPERF_IOC_THREAD_START, any_buf(s, st, size < 4096 ? size : 4096));
+
+	tally(op, ret);
+	if (!ret && (tid == 0 || tid == (pid_t)syscall(SYS_gettid)))
+		my_fd = fd;
 }
 
 static void list(uint64_t *s, int fd)
@@ -448,8 +460,8 @@ static void step(uint64_t *s)
 	case OP_RANDOM_IOCTL:
 		random_ioctl(s, any_fd(s));
 		break;
-	case OP_MMAP:
-		do_mmap(s, any_fd(s));
+	case OP_MMAP:	/* half on the file of our own context: what a mapping needs */
+		do_mmap(s, below(s, 2) ? my_fd : any_fd(s));
 		break;
 	case OP_MUNMAP:
 		do_munmap(s, below(s, 4) == 0);
