@@ -84,7 +84,7 @@ struct vcpu {
 	bool thread_started;
 	int stats_fd;			/* KVM_GET_STATS_FD, opened by the vperf device, or -1 */
 	struct vcpu_stats stats;	/* written by this vCPU's thread only */
-	uint64_t last_exit_ns;		/* CLOCK_MONOTONIC of the last exit KVM_RUN returned, 0: none */
+	uint64_t last_exit_ns;		/* CLOCK_MONOTONIC_COARSE of the last exit KVM_RUN returned, 0: none */
 	uint32_t last_exit_reason;	/* and its reason (a timed-out guest's dump says them) */
 };
 
