@@ -69,12 +69,18 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n)
 	return (ssize_t)n;
 }
 
-/* Once per process: silence the VMM's messages, console output to /dev/null. */
-static inline void fv_init_process(void)
+/*
+ * libFuzzer's once-per-process hook, the same for every target here (each includes this header
+ * once): silence the VMM's messages, console output to /dev/null.
+ */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	vmm_log_set_level(VMM_LOG_NONE);
 	if (fv_devnull < 0)
 		fv_devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	return 0;
 }
 
 /* NULL if the VM cannot be built (out of memory).  Captures stderr until fv_delete(). */

@@ -110,14 +110,7 @@ static void ucall(struct vm *vm, struct vcpu *v, uint64_t gpa, const uint8_t *be
 	}
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	fv_init_process();
-	return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

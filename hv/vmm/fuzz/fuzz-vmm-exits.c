@@ -257,14 +257,7 @@ static void other_exit(struct vm *vm, struct vcpu *v, struct fuzz_in *in)
 		abort();	/* a vCPU that stops says why */
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	fv_init_process();
-	return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
