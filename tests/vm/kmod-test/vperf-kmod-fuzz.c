@@ -345,7 +345,7 @@ static void touch(uint64_t *s)
 	(void)sink;
 }
 
-/* A thread that starts a context (maybe inheriting, maybe sampling), maps it and exits without STOP. */
+/* A thread that starts a context (maybe inheriting or sampling), maps it, exits without STOP. */
 static void *short_thread(void *arg)
 {
 	uint64_t s = (uint64_t)(uintptr_t)arg;
@@ -524,6 +524,16 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
+/* The whole of str as a number in base (0: C's prefixes): 0, or -1 for anything else. */
+static int parse_u64(const char *str, int base, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(str, &end, base);
+	return errno || end == str || *end || *str == '-' ? -1 : 0;
+}
+
 static long threads_param(void)
 {
 	char buf[32] = "";
@@ -552,24 +562,32 @@ int main(int argc, char **argv)
 	struct worker workers[MAX_WORKERS];
 	struct sigaction sa;
 	unsigned int seconds, i;
-	uint64_t seed;
+	uint64_t seed, v;
 	time_t t0;
 	long left;
 
-	if (argc < 2 || argc > 4 || !(seconds = (unsigned int)strtoul(argv[1], NULL, 10))) {
-		fprintf(stderr, "usage: vperf-kmod-fuzz SECONDS [SEED [WORKERS (1..%d)]]\n", MAX_WORKERS);
+	if (argc < 2 || argc > 4 || parse_u64(argv[1], 10, &v) || !v || v > 86400) {
+		fprintf(stderr, "usage: vperf-kmod-fuzz SECONDS (1..86400) [SEED [WORKERS (1..%d)]]\n",
+			MAX_WORKERS);
 		return 2;
 	}
-	seed = argc > 2 ? strtoull(argv[2], NULL, 0) : (uint64_t)time(NULL) * 2654435761u;
-	if (argc > 3)
-		nr_workers = (unsigned int)strtoul(argv[3], NULL, 10);
-	if (!seed || !nr_workers || nr_workers > MAX_WORKERS) {
-		fprintf(stderr, "vperf-kmod-fuzz: SEED must be non-zero and WORKERS 1..%d\n", MAX_WORKERS);
+	seconds = (unsigned int)v;
+	seed = (uint64_t)time(NULL) * 2654435761u;
+	if (argc > 2 && (parse_u64(argv[2], 0, &seed) || !seed)) {
+		fprintf(stderr, "vperf-kmod-fuzz: SEED '%s': a non-zero number (decimal or 0x hex)\n", argv[2]);
 		return 2;
+	}
+	if (argc > 3) {
+		if (parse_u64(argv[3], 10, &v) || !v || v > MAX_WORKERS) {
+			fprintf(stderr, "vperf-kmod-fuzz: WORKERS '%s': 1..%d\n", argv[3], MAX_WORKERS);
+			return 2;
+		}
+		nr_workers = (unsigned int)v;
 	}
 	if (getenv("VPERF_FUZZ_DEV"))
 		dev_path = getenv("VPERF_FUZZ_DEV");
-	printf("kmod-fuzz: seed 0x%llx, %u workers, %u s\n", (unsigned long long)seed, nr_workers, seconds);
+	printf("kmod-fuzz: seed 0x%llx, %u workers, %u s\n", (unsigned long long)seed, nr_workers,
+	       seconds);
 	fflush(stdout);
 
 	memset(&sa, 0, sizeof(sa));
@@ -592,7 +610,7 @@ int main(int argc, char **argv)
 		perror("vperf-kmod-fuzz: mmap");
 		return 2;
 	}
-	/* hole stays mapped PROT_NONE: an unmapped one would be reused by the next mmap (a thread's stack) */
+	/* hole stays mapped PROT_NONE: an unmapped one would be reused by the next mmap (a stack) */
 	for (i = 0; i < NR_FDS; i++)
 		atomic_store(&fds[i], i < 2 ? open(dev_path, O_RDWR | O_CLOEXEC) : -1);
 	if (atomic_load(&fds[0]) < 0) {
@@ -638,7 +656,8 @@ int main(int argc, char **argv)
 		if (atomic_load(&fds[i]) >= 0)
 			close(atomic_load(&fds[i]));
 	/* short threads' own mappings hold their files until the process's exit: count after it */
-	printf("kmod-fuzz: DONE %lu operations in %ld s (seed 0x%llx)\n", sum_ops(), (long)(time(NULL) - t0),
+	printf("kmod-fuzz: DONE %lu operations in %ld s (seed 0x%llx)\n", sum_ops(),
+	       (long)(time(NULL) - t0),
 	       (unsigned long long)seed);
 	return 0;
 }
