@@ -40,6 +40,7 @@
 #define VPERF_FEAT_HW_EVENTS	(1u << 3)	/* the host has a PMU */
 #define VPERF_FEAT_DOORBELL	(1u << 4)	/* the counter doorbell page */
 #define VPERF_FEAT_OVERFLOW_NMI	(1u << 5)	/* OVERFLOW_SET's VPERF_OVERFLOW_NMI */
+#define VPERF_FEAT_TRACE_V2	(1u << 6)	/* version 2 rings are recorded (2.5) */
 
 /*
  * Doorbell leaf (present when the base leaf's EAX reaches it and the
@@ -161,16 +162,160 @@ struct vperf_ucall {
 	char msg[128];			/* NUL-terminated */
 };
 
-/* ---- trace ring (defined in v1, used by a later version) ---- */
+/* ---- trace rings (docs/abi.md 2.5) ---- */
+
+#define VPERF_TRACE_RING_V1	1	/* flow control only: no record format */
+#define VPERF_TRACE_RING_V2	2	/* struct vperf_trace_rec records */
 
 struct vperf_trace_ring {
 	__u32 size;			/* sizeof(struct vperf_trace_ring) */
-	__u32 version;
+	__u32 version;			/* VPERF_TRACE_RING_V*, guest-written */
 	__u64 data_size;		/* bytes of data after this header, 2^n */
 	__u64 head;			/* written by the guest */
 	__u64 tail;			/* written by the host */
 	__u64 lost;			/* records the guest could not write */
 	__u64 reserved[3];
+};
+
+/*
+ * Version 2 records: a byte stream in the ring's data area (a record may
+ * wrap from its end to its start).  Every record starts with this header;
+ * size is the whole record's, a multiple of 8, from 24 to
+ * VPERF_TRACE_REC_MAX.  tsc is the guest's time stamp counter when the event
+ * happened (docs/abi.md 2.5 maps it to the host's).  pid/tid: the guest task
+ * the event belongs to (0 for none: an idle vCPU, an interrupt).
+ */
+#define VPERF_TRACE_REC_MAX	1024u
+
+struct vperf_trace_rec {
+	__u16 size;
+	__u16 type;			/* enum vperf_trace_type */
+	__u16 cpu;			/* the guest CPU (vCPU) it was written on */
+	__u16 flags;			/* 0; bits are defined per type */
+	__u64 tsc;
+	__u32 pid;
+	__u32 tid;
+};
+
+enum vperf_trace_type {
+	VPERF_TRACE_SCHED_SWITCH = 1,	/* vperf_trace_switch; pid/tid = prev */
+	VPERF_TRACE_SCHED_WAKEUP = 2,	/* vperf_trace_wakeup; pid/tid = the waker */
+	VPERF_TRACE_FORK	 = 3,	/* vperf_trace_fork; pid/tid = the parent */
+	VPERF_TRACE_EXEC	 = 4,	/* vperf_trace_exec; pid/tid = the task */
+	VPERF_TRACE_EXIT	 = 5,	/* vperf_trace_exit; pid/tid = the task */
+	VPERF_TRACE_IRQ		 = 6,	/* vperf_trace_irq; pid/tid = interrupted */
+	VPERF_TRACE_SAMPLE	 = 7,	/* vperf_trace_sample */
+	VPERF_TRACE_MARK	 = 8,	/* vperf_trace_mark: a user-space marker */
+	VPERF_TRACE_LOST	 = 9,	/* vperf_trace_lost: a producer's losses */
+	VPERF_TRACE_NR_TYPES
+};
+
+#define VPERF_TRACE_COMM_LEN	16
+
+struct vperf_trace_switch {
+	struct vperf_trace_rec h;
+	__u32 next_pid;
+	__u32 next_tid;
+	__u32 prev_state;		/* the kernel's TASK_* bits, 0: runnable */
+	__u32 reserved;			/* 0 */
+	char prev_comm[VPERF_TRACE_COMM_LEN];	/* NUL-padded */
+	char next_comm[VPERF_TRACE_COMM_LEN];
+};
+
+struct vperf_trace_wakeup {
+	struct vperf_trace_rec h;
+	__u32 wakee_pid;
+	__u32 wakee_tid;
+	__u32 target_cpu;
+	__u32 reserved;			/* 0 */
+};
+
+struct vperf_trace_fork {
+	struct vperf_trace_rec h;
+	__u32 child_pid;
+	__u32 child_tid;
+	char comm[VPERF_TRACE_COMM_LEN];
+};
+
+/* filename: NUL-terminated, the rest of the record (size - 40 bytes). */
+struct vperf_trace_exec {
+	struct vperf_trace_rec h;
+	char comm[VPERF_TRACE_COMM_LEN];
+	char filename[];
+};
+
+struct vperf_trace_exit {
+	struct vperf_trace_rec h;
+	__s32 exit_code;
+	__u32 reserved;			/* 0 */
+};
+
+/*
+ * An interrupt entry: vector is the x86 vector; kind what the guest kernel
+ * says the vector is for (it learns its vectors when it loads).
+ */
+enum vperf_trace_irq_kind {
+	VPERF_TRACE_IRQ_OTHER	 = 0,
+	VPERF_TRACE_IRQ_TIMER	 = 1,	/* the local APIC timer */
+	VPERF_TRACE_IRQ_RESCHED	 = 2,	/* reschedule IPI */
+	VPERF_TRACE_IRQ_CALLFUNC = 3,	/* function-call IPI (single or many) */
+	VPERF_TRACE_IRQ_DEVICE	 = 4,	/* a device interrupt: irq is its number */
+	VPERF_TRACE_IRQ_NR_KINDS
+};
+
+struct vperf_trace_irq {
+	struct vperf_trace_rec h;
+	__u32 vector;
+	__u32 kind;			/* enum vperf_trace_irq_kind */
+	__u32 irq;			/* the guest's IRQ number, ~0: none */
+	__u32 reserved;			/* 0 */
+};
+
+/*
+ * A sample: counts[nr_counts] then callchain[nr_callchain] follow.  h.flags
+ * bit 0 (VPERF_TRACE_SAMPLE_USER): ip is a user-mode address.
+ */
+#define VPERF_TRACE_SAMPLE_USER	(1u << 0)
+#define VPERF_TRACE_MAX_CALLCHAIN	64
+
+struct vperf_trace_sample {
+	struct vperf_trace_rec h;
+	__u64 ip;
+	__u32 nr_counts;		/* <= VPERF_MAX_COUNTERS */
+	__u32 nr_callchain;		/* <= VPERF_TRACE_MAX_CALLCHAIN */
+	__u64 data[];			/* counts, then the callchain */
+};
+
+enum vperf_trace_mark_kind {
+	VPERF_TRACE_MARK_BEGIN	 = 0,
+	VPERF_TRACE_MARK_END	 = 1,
+	VPERF_TRACE_MARK_INSTANT = 2,
+	VPERF_TRACE_MARK_NR_KINDS
+};
+
+#define VPERF_TRACE_MARK_NAME_LEN	64
+
+/* name: UTF-8, name_len bytes (1..64, no NUL), the record padded to 8. */
+struct vperf_trace_mark {
+	struct vperf_trace_rec h;
+	__u64 value;
+	__u32 kind;			/* enum vperf_trace_mark_kind */
+	__u32 name_len;
+	char name[];
+};
+
+/* A producer that dropped records says so (its own buffers, not the ring). */
+enum vperf_trace_lost_source {
+	VPERF_TRACE_LOST_USER	 = 1,	/* a thread's marker buffer was full */
+	VPERF_TRACE_LOST_NMI	 = 2,	/* an NMI found the ring busy */
+	VPERF_TRACE_LOST_INVALID = 3,	/* records the guest kernel refused */
+};
+
+struct vperf_trace_lost {
+	struct vperf_trace_rec h;
+	__u64 count;
+	__u32 source;			/* enum vperf_trace_lost_source */
+	__u32 reserved;			/* 0 */
 };
 
 /* ---- layout checks: changing any of these is a new ABI version ---- */
@@ -189,5 +334,15 @@ _Static_assert(__builtin_offsetof(struct vperf_vcpu_page, counters) == 32,
 VPERF_ABI_CHECK(struct vperf_event_desc, 16 + VPERF_EVENT_NAME_LEN);
 VPERF_ABI_CHECK(struct vperf_ucall, 8 + 64 + 128);
 VPERF_ABI_CHECK(struct vperf_trace_ring, 64);
+VPERF_ABI_CHECK(struct vperf_trace_rec, 24);
+VPERF_ABI_CHECK(struct vperf_trace_switch, 24 + 16 + 32);
+VPERF_ABI_CHECK(struct vperf_trace_wakeup, 24 + 16);
+VPERF_ABI_CHECK(struct vperf_trace_fork, 24 + 8 + 16);
+VPERF_ABI_CHECK(struct vperf_trace_exec, 24 + 16);
+VPERF_ABI_CHECK(struct vperf_trace_exit, 24 + 8);
+VPERF_ABI_CHECK(struct vperf_trace_irq, 24 + 16);
+VPERF_ABI_CHECK(struct vperf_trace_sample, 24 + 16);
+VPERF_ABI_CHECK(struct vperf_trace_mark, 24 + 16);
+VPERF_ABI_CHECK(struct vperf_trace_lost, 24 + 16);
 
 #endif /* VPERF_ABI_H */
