@@ -23,6 +23,12 @@ struct fake_vm {
 	int exited;
 	uint32_t exit_status;
 	uint64_t reports;
+	/* version-2 trace records delivered (the first 64 KiB of them), and their total */
+	unsigned char records[64 * 1024];
+	size_t records_len;
+	uint64_t records_total;
+	uint64_t clock_samples;
+	uint64_t last_guest_tsc;
 };
 
 static inline void *fake_gpa_to_hva(void *vmm, uint64_t gpa, uint64_t len)
@@ -76,6 +82,26 @@ static inline void fake_report(void *vmm, int vcpu, const struct vperf_ucall *uc
 		vm->reports++;
 }
 
+static inline void fake_trace_records(void *vmm, int vcpu, const void *recs, size_t len)
+{
+	struct fake_vm *vm = vmm;
+	size_t room = sizeof(vm->records) - vm->records_len;
+
+	(void)vcpu;
+	memcpy(vm->records + vm->records_len, recs, len < room ? len : room);
+	vm->records_len += len < room ? len : room;
+	vm->records_total += len;
+}
+
+static inline void fake_trace_clock_sample(void *vmm, int vcpu, uint64_t guest_tsc)
+{
+	struct fake_vm *vm = vmm;
+
+	(void)vcpu;
+	vm->clock_samples++;
+	vm->last_guest_tsc = guest_tsc;
+}
+
 static const struct vperf_hv_ops fake_ops = {
 	.gpa_to_hva = fake_gpa_to_hva,
 	.irq_raise = fake_irq_raise,
@@ -84,6 +110,8 @@ static const struct vperf_hv_ops fake_ops = {
 	.guest_exit = fake_guest_exit,
 	.report = fake_report,
 	.nmi_raise = fake_nmi_raise,
+	.trace_records = fake_trace_records,
+	.trace_clock_sample = fake_trace_clock_sample,
 };
 
 #endif

@@ -16,6 +16,9 @@
  *   4 produce         u16 n: the guest's producer sets head = tail + n in the vCPU's ring
  *   5 ring header     pick head, pick tail: written into the vCPU's ring as the guest likes
  *   6 SNAPSHOT        -
+ *   7 append record   u8 type, u8 extra, u16 flip, 48 bytes of fields: a version-2 record of that
+ *                     type (valid unless the fields say otherwise) written at head, wrapping, head
+ *                     advanced, version set to 2; flip (if < size) flips one byte of it
  * (pick: fuzz-input.h's in_pick over the tables below.)  Every result must be the one the model predicts, and every call must leave guest RAM
  * as the ABI says: a flush writes only the ring's tail, a page registration only its page, a
  * refused call nothing.
@@ -24,6 +27,7 @@
 #include <string.h>
 
 #include "fake-vm.h"
+#include "hv-internal.h"
 #include "fuzz-input.h"
 
 #define R0_GPA		0ull
@@ -75,7 +79,31 @@ static void *ram_at(void *vmm, uint64_t gpa, uint64_t len)
 struct model {
 	uint64_t page[NR_VCPUS];		/* GPA, 0: none */
 	uint64_t ring[NR_VCPUS], ring_len[NR_VCPUS];	/* ring_len 0: none */
+	uint64_t tail[NR_VCPUS];		/* the host's own tail */
+	bool fresh[NR_VCPUS];			/* registered, not drained since */
 };
+
+/* What the device delivered to the VMM (ops.trace_records) in one flush. */
+static uint64_t delivered_bytes, delivered_calls;
+
+static void on_records(void *vmm, int vcpu, const void *recs, size_t len)
+{
+	const unsigned char *p = recs;
+
+	(void)vmm;
+	if (vcpu < 0 || vcpu >= NR_VCPUS || !len)
+		abort();
+	/* whole records, each one valid */
+	for (size_t off = 0; off < len;) {
+		size_t n = hv_trace_rec_check(p + off, len - off);
+
+		if (!n)
+			abort();
+		off += n;
+	}
+	delivered_bytes += len;
+	delivered_calls++;
+}
 
 static bool overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 {
@@ -152,6 +180,88 @@ static void check_page(struct fake_vm *vm, uint64_t gpa)
 		abort();
 }
 
+/*
+ * A guest producer: one record of the type the input picks, its variable
+ * part sized by `extra`, fields from the input, written at head (wrapping).
+ */
+static void append_record(struct fuzz_in *in, struct vperf_trace_ring *r, uint64_t dsize)
+{
+	unsigned char rec[VPERF_TRACE_REC_MAX];
+	struct vperf_trace_rec *h = (struct vperf_trace_rec *)rec;
+	uint8_t type = in_u8(in) % (VPERF_TRACE_NR_TYPES + 1), extra = in_u8(in);
+	uint16_t flip = in_u16(in);
+	size_t size;
+
+	memset(rec, 0, sizeof(rec));
+	in_bytes(in, rec + sizeof(*h), 48);
+	if (in->over || !r)
+		return;
+	switch (type) {
+	case VPERF_TRACE_SCHED_SWITCH:
+		size = sizeof(struct vperf_trace_switch);
+		((struct vperf_trace_switch *)rec)->reserved = 0;
+		break;
+	case VPERF_TRACE_SCHED_WAKEUP:
+		size = sizeof(struct vperf_trace_wakeup);
+		((struct vperf_trace_wakeup *)rec)->reserved = 0;
+		break;
+	case VPERF_TRACE_FORK:
+		size = sizeof(struct vperf_trace_fork);
+		break;
+	case VPERF_TRACE_EXEC:
+		size = sizeof(struct vperf_trace_exec) + 8 * (1 + extra % 8);
+		memset(rec + size - 8, 0, 8);
+		break;
+	case VPERF_TRACE_EXIT:
+		size = sizeof(struct vperf_trace_exit);
+		((struct vperf_trace_exit *)rec)->reserved = 0;
+		break;
+	case VPERF_TRACE_IRQ:
+		size = sizeof(struct vperf_trace_irq);
+		((struct vperf_trace_irq *)rec)->reserved = 0;
+		((struct vperf_trace_irq *)rec)->kind %= VPERF_TRACE_IRQ_NR_KINDS;
+		break;
+	case VPERF_TRACE_SAMPLE: {
+		struct vperf_trace_sample *s = (struct vperf_trace_sample *)rec;
+
+		s->nr_counts = extra % 17;
+		s->nr_callchain = (extra / 17) % 8;
+		size = sizeof(*s) + 8 * (s->nr_counts + s->nr_callchain);
+		h->flags = extra & 1;
+		break;
+	}
+	case VPERF_TRACE_MARK: {
+		struct vperf_trace_mark *mk = (struct vperf_trace_mark *)rec;
+
+		mk->kind %= VPERF_TRACE_MARK_NR_KINDS;
+		mk->name_len = 1 + extra % 8;
+		size = (sizeof(*mk) + mk->name_len + 7) & ~7u;
+		memset(rec + sizeof(*mk) + mk->name_len, 0, size - sizeof(*mk) - mk->name_len);
+		break;
+	}
+	case VPERF_TRACE_LOST:
+		size = sizeof(struct vperf_trace_lost);
+		((struct vperf_trace_lost *)rec)->source = 1 + extra % 3;
+		((struct vperf_trace_lost *)rec)->reserved = 0;
+		break;
+	default:		/* an unknown type, any size */
+		size = 24 + 8 * (extra % 16);
+		break;
+	}
+	h->size = (uint16_t)size;
+	h->type = type;
+	if (type != VPERF_TRACE_SAMPLE)
+		h->flags = 0;
+	if (flip < size)
+		rec[flip] ^= 0xff;
+	if (size > dsize)
+		return;
+	for (size_t i = 0; i < size; i++)
+		((unsigned char *)(r + 1))[(r->head + i) & (dsize - 1)] = rec[i];
+	r->head += size;
+	r->version = VPERF_TRACE_RING_V2;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -166,12 +276,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&m, 0, sizeof(m));
 	ops.gpa_to_hva = ram_at;
+	ops.trace_records = on_records;
 	vm.ram = calloc(1, FAKE_RAM_SIZE);
 	before = malloc(FAKE_RAM_SIZE);
 	if (!vm.ram || !before || vperf_hv__new(&cfg, &ops, &vm, &hv))
 		goto out;
 	while (!in_empty(&in)) {
-		uint8_t op = in_u8(&in) % 7;
+		uint8_t op = in_u8(&in) % 8;
 		uint64_t args[4] = { 0, 0, 0, 0 };
 		struct vperf_trace_ring *r;
 		int64_t ret, want;
@@ -203,6 +314,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!ret) {
 				m.ring[v] = args[0];
 				m.ring_len[v] = args[1];
+				m.fresh[v] = args[1] != 0;
 			}
 			break;
 		case 2: {
@@ -216,17 +328,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			} else if (!r) {
 				want = -VPERF_ESTATE;
 			} else {
+				if (m.fresh[v])
+					m.tail[v] = r->tail;
+				m.fresh[v] = false;
 				head = r->head;
-				tail = r->tail;
+				tail = m.tail[v];
 				dsize = m.ring_len[v] - RING_HDR;
 				want = head < tail || head - tail > dsize ? -VPERF_EINVAL :
 									   (int64_t)(head - tail);
 			}
 			memcpy(before, vm.ram, FAKE_RAM_SIZE);
+			delivered_bytes = delivered_calls = 0;
 			ret = vperf_hv__hypercall(hv, v, VPERF_HC_TRACE_FLUSH, args);
 			if (ret != want)
 				abort();
+			/* never more than was consumed; nothing from a refused flush */
+			if (delivered_bytes > (ret > 0 ? (uint64_t)ret : 0))
+				abort();
 			if (ret >= 0) {
+				m.tail[v] = head;
 				/* consumed up to head: the tail, and nothing else, moved */
 				if (r->tail != head || r->head != head || (uint64_t)ret > dsize)
 					abort();
@@ -276,6 +396,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			r->tail = tail;
 			break;
 		}
+		case 7:
+			r = ring_of(&vm, &m, v);
+			append_record(&in, r, r ? m.ring_len[v] - RING_HDR : 0);
+			break;
 		case 6:
 			if (in.over)
 				break;

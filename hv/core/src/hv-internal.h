@@ -43,6 +43,15 @@ struct hv_vcpu {
 	uint64_t nr_irqs;		/* interrupts and NMIs raised */
 	uint64_t nmi_bits;		/* counters whose overflows are NMIs */
 	uint64_t trace_bytes;		/* bytes drained from the trace ring */
+	/* trace.c: the ring consumer, under trace_lock */
+	pthread_mutex_t trace_lock;
+	uint64_t trace_tail;		/* our tail (the guest's copy is not trusted) */
+	bool trace_fresh;		/* registered since the last drain (under lock) */
+	uint64_t trace_records;		/* valid version-2 records delivered */
+	uint64_t trace_invalid_bytes;	/* bytes discarded after an invalid record */
+	uint64_t trace_invalid_drains;	/* drains that met one */
+	uint64_t trace_guest_lost;	/* the header's lost, as last read */
+	unsigned char trace_batch[64 * 1024] __attribute__((aligned(8)));
 	uint64_t hc_count[VPERF_HC_NR_OPS + 1];	/* last: unknown ops */
 	uint64_t doorbell_count;	/* doorbell loads */
 };
@@ -71,6 +80,15 @@ uint64_t hv_now_ns(void);
 
 /* Is "src:name" allowed by the device's allowlist? */
 bool hv_allowed(const struct vperf_hv *hv, const char *src, const char *name);
+
+/* trace.c */
+/*
+ * The size of the valid version-2 record at buf (avail bytes readable
+ * there), or 0 if it is not one (docs/abi.md 2.5).
+ */
+size_t hv_trace_rec_check(const void *buf, size_t avail);
+/* Drain v's ring: bytes consumed, or -VPERF_E*. */
+int64_t hv_trace_drain(struct hv_vcpu *v);
 
 /* KVM binary stats: the byte offset of a named u64 stat in the stats fd. */
 int hv_kvm_stat_offset(int stats_fd, const char *name, uint32_t *offset);

@@ -112,6 +112,7 @@ int vperf_hv__new(const struct vperf_hv_config *cfg, const struct vperf_hv_ops *
 		hv->vcpus[i].hv = hv;
 		hv->vcpus[i].idx = i;
 		hv->vcpus[i].schedstat_fd = -1;
+		pthread_mutex_init(&hv->vcpus[i].trace_lock, NULL);
 		for (int k = 0; k < VPERF_MAX_COUNTERS; k++)
 			hv->vcpus[i].counters[k].fd = -1;
 	}
@@ -148,6 +149,7 @@ void vperf_hv__delete(struct vperf_hv *hv)
 		return;
 	for (int i = 0; hv->vcpus && i < hv->cfg.nr_vcpus; i++) {
 		counters_clear(&hv->vcpus[i]);
+		pthread_mutex_destroy(&hv->vcpus[i].trace_lock);
 		if (hv->vcpus[i].schedstat_fd >= 0)
 			close(hv->vcpus[i].schedstat_fd);
 	}
@@ -164,7 +166,8 @@ uint32_t vperf_hv__features(const struct vperf_hv *hv)
 	return VPERF_FEAT_COUNTERS | VPERF_FEAT_OVERFLOW | VPERF_FEAT_TRACE |
 	       (hv->host_pmu ? VPERF_FEAT_HW_EVENTS : 0) |
 	       (hv->cfg.doorbell_gpa ? VPERF_FEAT_DOORBELL : 0) |
-	       (hv->ops->nmi_raise ? VPERF_FEAT_OVERFLOW_NMI : 0);
+	       (hv->ops->nmi_raise ? VPERF_FEAT_OVERFLOW_NMI : 0) |
+	       (hv->ops->trace_records ? VPERF_FEAT_TRACE_V2 : 0);
 }
 
 int vperf_hv__vcpu_enter(struct vperf_hv *hv, int vcpu)
@@ -424,35 +427,20 @@ static int64_t hc_trace_register(struct hv_vcpu *v, uint64_t gpa, uint64_t len)
 	} else {
 		v->trace_gpa = gpa;
 		v->trace_len = len;
+		v->trace_fresh = true;
 	}
 	pthread_mutex_unlock(&hv->lock);
 	return ret;
 }
 
-/*
- * ABI v1 defines the ring and its flow control but no record format yet:
- * a flush consumes what the guest produced (tail = head) and counts the
- * bytes.  The head is untrusted: a head behind the tail or more than the
- * ring ahead of it is refused.
- */
-static int64_t hc_trace_flush(struct hv_vcpu *v)
+/* Version 2 rings pass the guest's TSC in RBX (0: none): a clock sample for the VMM. */
+static int64_t hc_trace_flush(struct hv_vcpu *v, uint64_t guest_tsc)
 {
 	struct vperf_hv *hv = v->hv;
-	struct vperf_trace_ring *r;
-	uint64_t head, tail, data_size = v->trace_len - sizeof(*r);
 
-	if (!v->trace_len)
-		return -VPERF_ESTATE;
-	r = hv->ops->gpa_to_hva(hv->vmm, v->trace_gpa, v->trace_len);
-	if (!r)
-		return -VPERF_EFAULT;
-	head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-	tail = r->tail;
-	if (head < tail || head - tail > data_size)
-		return -VPERF_EINVAL;
-	v->trace_bytes += head - tail;
-	__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
-	return (int64_t)(head - tail);
+	if (guest_tsc && v->trace_len && hv->ops->trace_clock_sample)
+		hv->ops->trace_clock_sample(hv->vmm, v->idx, guest_tsc);
+	return hv_trace_drain(v);
 }
 
 int64_t vperf_hv__hypercall(struct vperf_hv *hv, int vcpu, uint32_t op, const uint64_t args[4])
@@ -490,7 +478,7 @@ int64_t vperf_hv__hypercall(struct vperf_hv *hv, int vcpu, uint32_t op, const ui
 	case VPERF_HC_TRACE_REGISTER:
 		return hc_trace_register(v, args[0], args[1]);
 	case VPERF_HC_TRACE_FLUSH:
-		return hc_trace_flush(v);
+		return hc_trace_flush(v, args[0]);
 	default:
 		return -VPERF_ENOSYS;
 	}

@@ -465,6 +465,179 @@ static void trace_ring_register_and_flush(void **state)
 	assert_int_equal(r->tail, 100);
 }
 
+/* Write len bytes at free-running offset pos of a ring with data_size bytes (wrapping). */
+static void ring_put(struct vperf_trace_ring *r, uint64_t data_size, uint64_t pos, const void *p,
+		     size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		((unsigned char *)(r + 1))[(pos + i) & (data_size - 1)] = ((const unsigned char *)p)[i];
+}
+
+static size_t mark_rec(void *buf, const char *name, uint64_t value, uint64_t tsc)
+{
+	struct vperf_trace_mark *m = buf;
+	size_t n = strlen(name), size = (sizeof(*m) + n + 7) & ~(size_t)7;
+
+	memset(buf, 0, size);
+	m->h.size = (uint16_t)size;
+	m->h.type = VPERF_TRACE_MARK;
+	m->h.tsc = tsc;
+	m->h.pid = m->h.tid = 42;
+	m->value = value;
+	m->kind = VPERF_TRACE_MARK_INSTANT;
+	m->name_len = (uint32_t)n;
+	memcpy(m->name, name, n);
+	return size;
+}
+
+/*
+ * Version 2: every valid record reaches the VMM whole, in order, also when
+ * it wraps around the end of the data area; an invalid one ends the drain
+ * there, the rest up to head is discarded and counted, and the next drain
+ * goes on with what the guest writes next.
+ */
+static void trace_v2_records_are_delivered_whole_and_invalid_ones_cost_only_the_rest(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t gpa = FAKE_RAM_BASE + 0x8000, dsize = 1024, pos = 0;
+	struct vperf_trace_ring *r = gmem(f, gpa);
+	struct vperf_hv_trace_stats st = { .size = sizeof(st) };
+	unsigned char rec[VPERF_TRACE_REC_MAX];
+	uint64_t want_bytes = 0;
+	size_t n;
+
+	assert_true(vperf_hv__features(f->hv) & VPERF_FEAT_TRACE_V2);
+	assert_int_equal(hc(f, 0, VPERF_HC_TRACE_REGISTER, gpa, dsize + 64), 0);
+	r->version = VPERF_TRACE_RING_V2;
+	/* 20 markers of 48 bytes each: 960 bytes, then a flush; then 20 more, wrapping */
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 20; i++) {
+			n = mark_rec(rec, "phase", (uint64_t)(round * 20 + i), 1000 + round * 20 + i);
+			ring_put(r, dsize, pos, rec, n);
+			pos += n;
+			want_bytes += n;
+		}
+		r->head = pos;
+		assert_int_equal(hc(f, 0, VPERF_HC_TRACE_FLUSH, 777, 0), 20 * 48);
+		assert_int_equal(r->tail, pos);
+	}
+	assert_int_equal(f->vm.records_total, want_bytes);
+	assert_int_equal(f->vm.clock_samples, 2);
+	assert_int_equal(f->vm.last_guest_tsc, 777);
+	for (size_t off = 0, i = 0; off < f->vm.records_len; i++) {
+		const struct vperf_trace_mark *m = (const void *)(f->vm.records + off);
+
+		assert_int_equal(m->h.type, VPERF_TRACE_MARK);
+		assert_int_equal(m->value, i);
+		assert_int_equal(m->h.tsc, 1000 + i);
+		assert_memory_equal(m->name, "phase", 5);
+		off += m->h.size;
+	}
+
+	/* a valid marker, an unknown type, another valid marker: only the first arrives */
+	n = mark_rec(rec, "a", 1, 1);
+	ring_put(r, dsize, pos, rec, n);
+	pos += n;
+	n = mark_rec(rec, "b", 2, 2);
+	((struct vperf_trace_rec *)rec)->type = 99;
+	ring_put(r, dsize, pos, rec, n);
+	pos += n;
+	n = mark_rec(rec, "c", 3, 3);
+	ring_put(r, dsize, pos, rec, n);
+	pos += n;
+	r->head = pos;
+	f->vm.records_total = 0;
+	assert_int_equal(hc(f, 0, VPERF_HC_TRACE_FLUSH, 0, 0), 3 * 48);
+	assert_int_equal(f->vm.records_total, 48);
+	assert_int_equal(vperf_hv__trace_stats(f->hv, 0, &st), 0);
+	assert_int_equal(st.invalid_bytes, 2 * 48);
+	assert_int_equal(st.invalid_drains, 1);
+	assert_int_equal(st.records, 41);
+
+	/* the guest scribbles its tail: the host keeps its own */
+	r->tail = 0;
+	n = mark_rec(rec, "d", 4, 4);
+	ring_put(r, dsize, pos, rec, n);
+	pos += n;
+	r->head = pos;
+	f->vm.records_total = 0;
+	assert_int_equal(vperf_hv__trace_drain(f->hv, 0), 48);
+	assert_int_equal(f->vm.records_total, 48);
+	assert_int_equal(r->tail, pos);
+
+	/* a size that runs past head, a size below the header: discarded, counted */
+	n = mark_rec(rec, "e", 5, 5);
+	((struct vperf_trace_rec *)rec)->size = 56;
+	ring_put(r, dsize, pos, rec, n);
+	pos += n;
+	r->head = pos;
+	f->vm.records_total = 0;
+	assert_int_equal(vperf_hv__trace_drain(f->hv, 0), 48);
+	assert_int_equal(f->vm.records_total, 0);
+	assert_int_equal(vperf_hv__trace_stats(f->hv, 0, &st), 0);
+	assert_int_equal(st.invalid_bytes, 3 * 48);
+	assert_int_equal(st.bytes, want_bytes + 5 * 48);
+}
+
+/* The validator's known answers, one rule at a time. */
+static void trace_record_check_enforces_each_rule(void **state)
+{
+	unsigned char b[VPERF_TRACE_REC_MAX];
+	struct vperf_trace_mark *m = (void *)b;
+	struct vperf_trace_sample *s = (void *)b;
+	struct vperf_trace_exec *e = (void *)b;
+	size_t n;
+
+	(void)state;
+	n = mark_rec(b, "ok", 0, 0);
+	assert_int_equal(hv_trace_rec_check(b, n), n);
+	assert_int_equal(hv_trace_rec_check(b, n - 1), 0);		/* past what is there */
+	m->h.flags = 1;
+	assert_int_equal(hv_trace_rec_check(b, n), 0);			/* flags on a marker */
+	n = mark_rec(b, "ok", 0, 0);
+	m->name[3] = 'x';						/* padding not zero */
+	assert_int_equal(hv_trace_rec_check(b, n), 0);
+	n = mark_rec(b, "\xc3\x28", 0, 0);				/* not UTF-8 */
+	assert_int_equal(hv_trace_rec_check(b, n), 0);
+	n = mark_rec(b, "caf\xc3\xa9", 0, 0);				/* UTF-8 */
+	assert_int_equal(hv_trace_rec_check(b, n), n);
+	m->kind = VPERF_TRACE_MARK_NR_KINDS;
+	assert_int_equal(hv_trace_rec_check(b, n), 0);
+
+	memset(b, 0, sizeof(b));
+	s->h.type = VPERF_TRACE_SAMPLE;
+	s->h.flags = VPERF_TRACE_SAMPLE_USER;
+	s->nr_counts = 3;
+	s->nr_callchain = 2;
+	s->h.size = sizeof(*s) + 5 * 8;
+	assert_int_equal(hv_trace_rec_check(b, sizeof(b)), s->h.size);
+	s->h.size += 8;							/* counts disagree */
+	assert_int_equal(hv_trace_rec_check(b, sizeof(b)), 0);
+	s->nr_callchain = VPERF_TRACE_MAX_CALLCHAIN + 1;
+	s->h.size = (uint16_t)(sizeof(*s) + 8 * (3 + s->nr_callchain));
+	assert_int_equal(hv_trace_rec_check(b, sizeof(b)), 0);
+
+	memset(b, 0, sizeof(b));
+	e->h.type = VPERF_TRACE_EXEC;
+	e->h.size = sizeof(*e) + 8;
+	memcpy(e->filename, "/bin/ls", 8);
+	assert_int_equal(hv_trace_rec_check(b, sizeof(b)), sizeof(*e) + 8);
+	memcpy(e->filename, "/bin/lsX", 8);				/* no NUL */
+	assert_int_equal(hv_trace_rec_check(b, sizeof(b)), 0);
+
+	memset(b, 0, sizeof(b));
+	((struct vperf_trace_rec *)b)->type = VPERF_TRACE_SCHED_SWITCH;
+	((struct vperf_trace_rec *)b)->size = sizeof(struct vperf_trace_switch);
+	assert_int_equal(hv_trace_rec_check(b, sizeof(b)), sizeof(struct vperf_trace_switch));
+	((struct vperf_trace_switch *)b)->reserved = 1;
+	assert_int_equal(hv_trace_rec_check(b, sizeof(b)), 0);
+	((struct vperf_trace_switch *)b)->reserved = 0;
+	((struct vperf_trace_rec *)b)->size = 2000;			/* over the maximum */
+	assert_int_equal(hv_trace_rec_check(b, sizeof(b)), 0);
+	((struct vperf_trace_rec *)b)->size = 20;			/* under the header */
+	assert_int_equal(hv_trace_rec_check(b, sizeof(b)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +661,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(clock_overflow_period_has_a_floor, setup, teardown),
 		cmocka_unit_test_setup_teardown(ucall_is_copied_and_terminated, setup, teardown),
 		cmocka_unit_test_setup_teardown(trace_ring_register_and_flush, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			trace_v2_records_are_delivered_whole_and_invalid_ones_cost_only_the_rest, setup,
+			teardown),
+		cmocka_unit_test(trace_record_check_enforces_each_rule),
 	};
 
 	return cmocka_run_group_tests_name("libvperf-hv", tests, NULL, NULL);

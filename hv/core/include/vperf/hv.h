@@ -52,6 +52,21 @@ struct vperf_hv_ops {
 	 * KVM_RUNs.  NULL: the device offers no VPERF_OVERFLOW_NMI.
 	 */
 	int (*nmi_raise)(void *vmm, int vcpu);
+	/*
+	 * Valid version-2 trace records of vcpu's ring (docs/abi.md 2.5),
+	 * len bytes, whole records in ring order, validated on a private
+	 * copy; called from whichever thread drains (vperf_hv__trace_drain(),
+	 * or the vCPU's TRACE_FLUSH), one drain of a vCPU at a time.  NULL:
+	 * records are consumed unread, and the device does not offer
+	 * VPERF_FEAT_TRACE_V2.
+	 */
+	void (*trace_records)(void *vmm, int vcpu, const void *records, size_t len);
+	/*
+	 * A TRACE_FLUSH of vcpu passed the guest's TSC (read just before the
+	 * call); the VMM reads its own now (the fallback clock mapping).
+	 * Called in the vCPU's thread.  NULL: ignored.
+	 */
+	void (*trace_clock_sample)(void *vmm, int vcpu, uint64_t guest_tsc);
 };
 
 struct vperf_hv_config {
@@ -117,6 +132,27 @@ uint64_t vperf_hv__doorbell_count(const struct vperf_hv *hv, int vcpu);
 uint64_t vperf_hv__hypercall_count(const struct vperf_hv *hv, int vcpu, uint32_t op);
 /* Overflow interrupts injected into vCPU n. */
 uint64_t vperf_hv__irq_count(const struct vperf_hv *hv, int vcpu);
+
+/*
+ * Drain vCPU n's trace ring now (from any thread): the valid records go to
+ * ops->trace_records, the rest up to the guest's head is discarded and
+ * counted.  Returns the bytes consumed, or -VPERF_ESTATE (no ring),
+ * -VPERF_EFAULT, -VPERF_EINVAL (the guest's head is impossible: nothing is
+ * consumed).
+ */
+int64_t vperf_hv__trace_drain(struct vperf_hv *hv, int vcpu);
+
+struct vperf_hv_trace_stats {
+	size_t size;			/* sizeof(struct vperf_hv_trace_stats) */
+	uint64_t bytes;			/* consumed */
+	uint64_t records;		/* valid records delivered */
+	uint64_t invalid_bytes;		/* discarded after an invalid record */
+	uint64_t invalid_drains;	/* drains that met an invalid record */
+	uint64_t guest_lost;		/* the ring header's lost, as last read */
+	bool registered;		/* the vCPU has a ring now */
+};
+/* Running totals of vCPU n's ring.  0 or -EINVAL. */
+int vperf_hv__trace_stats(struct vperf_hv *hv, int vcpu, struct vperf_hv_trace_stats *st);
 
 /* The signal the device uses for host counter overflows (SIGRTMIN + 5). */
 int vperf_hv__signal(void);
