@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bt2run.h"
 #include "ctf.h"
 #include "vtest.h"
 
@@ -63,94 +64,6 @@ static int teardown(void **state)
 	ret = system(cmd);
 	free(t);
 	return ret ? -1 : 0;
-}
-
-/* The whole file, NUL-terminated; "" if there is none. */
-static char *slurp(const char *path)
-{
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	FILE *f = fopen(path, "r");
-
-	if (f) {
-		for (;;) {
-			if (cap - len < 4096) {
-				cap = cap ? 2 * cap : 65536;
-				buf = realloc(buf, cap);
-				assert_non_null(buf);
-			}
-			size_t n = fread(buf + len, 1, cap - len - 1, f);
-
-			if (!n)
-				break;
-			len += n;
-		}
-		fclose(f);
-	}
-	if (!buf)
-		buf = malloc(1);
-	assert_non_null(buf);
-	buf[len] = 0;
-	return buf;
-}
-
-static size_t count_lines(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
-struct bt_run {
-	int status;		/* exit status, or -1 if it did not exit */
-	char *out, *err;
-};
-
-static void bt_run_free(struct bt_run *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-/* `babeltrace2 dir`, its stdout and stderr kept in files under t->base. */
-static void run_babeltrace2(const struct tdir *t, const char *dir, struct bt_run *r)
-{
-	char out[PATH_MAX], err[PATH_MAX];
-	int status;
-	pid_t pid;
-
-	if (!VT_BABELTRACE2[0] || access(VT_BABELTRACE2, X_OK))
-		vt_skip("babeltrace2 not found at configure time (%s): scripts/install-deps.sh "
-			"installs it", VT_BABELTRACE2[0] ? VT_BABELTRACE2 : "none");
-	snprintf(out, sizeof(out), "%s/bt2.out", t->base);
-	snprintf(err, sizeof(err), "%s/bt2.err", t->base);
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-			_exit(126);
-		setenv("TZ", "UTC0", 1);
-		execl(VT_BABELTRACE2, "babeltrace2", dir, (char *)NULL);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	r->out = slurp(out);
-	r->err = slurp(err);
-}
-
-/* babeltrace2 reads dir with exit 0 and an empty stderr; its stdout is r->out. */
-static void read_clean(const struct tdir *t, const char *dir, struct bt_run *r)
-{
-	run_babeltrace2(t, dir, r);
-	if (r->status != 0 || r->err[0])
-		fail_msg("babeltrace2 %s: exit %d, stderr:\n%s", dir, r->status, r->err);
 }
 
 static void assert_text(const char *got, const char *want)
@@ -258,7 +171,7 @@ static void ctf_known_trace_reads_back_exactly_without_warnings(void **state)
 	     VPERF_CTF_U32(400), VPERF_CTF_U32(401));
 	vperf_ctf__delete(ctf);		/* flushes the second batch */
 
-	read_clean(t, t->trace, &r);
+	read_clean(t->base, t->trace, &r);
 	assert_text(r.out,
 "[00:00:00.000001000] " NODELTA " testhost sched_switch: " HK0 ", { prev_tid = 100, prev_comm_len = 10, prev_comm = \"qemu-vcpu0\", prev_state = 1, next_tid = 0, next_comm_len = 9, next_comm = \"swapper/0\" }\n"
 "[00:00:00.000002000] (+0.000001000) testhost sched_wakeup: " HK1 ", { tid = 100, target_cpu = 0, waker_tid = 200 }\n"
@@ -315,7 +228,7 @@ static void ctf_every_field_type_reads_back_at_its_limits(void **state)
 	assert_int_equal(vperf_ctf__emit(s, 1, 3, NULL, 0), 0);
 	vperf_ctf__delete(ctf);
 
-	read_clean(t, t->trace, &r);
+	read_clean(t->base, t->trace, &r);
 #define GU3 "{ layer = ( \"guest_user\" : container = 3 ), cpu_id = 3 }"
 	assert_text(r.out,
 "[00:00:00.000000001] " NODELTA " testhost all_types: " GU3 ", { a8 = 255, a16 = 65535, a32 = 0xFFFFFFFF, a64 = 18446744073709551615, s = -9223372036854775808, text_len = 15, text = \"h\xc3\xa9llo \xe2\x86\x92 \xf0\x9f\x99\x82\", seq_len = 2, seq = [ [0] = 18446744073709551615, [1] = 0 ], mode = ( \"on\" : container = 2 ) }\n"
@@ -369,7 +282,7 @@ static void ctf_clock_and_environment_are_in_the_metadata(void **state)
 		if (!strstr(meta, want[i]))
 			fail_msg("metadata lacks %s:\n%s", want[i], meta);
 	free(meta);
-	read_clean(t, t->trace, &r);
+	read_clean(t->base, t->trace, &r);
 	assert_text(r.out, "[22:13:20.000001005] " NODELTA " h1 irq_entry: " VMM0
 			   ", { vector = 1 }\n");
 	bt_run_free(&r);
@@ -402,14 +315,14 @@ static void ctf_streams_are_one_per_layer_and_cpu_and_empty_traces_read(void **s
 	assert_int_equal(access(path, F_OK), 0);
 	snprintf(path, sizeof(path), "%s/guest_user_cpu4294967295", t->trace);
 	assert_int_equal(access(path, F_OK), 0);
-	read_clean(t, t->trace, &r);
+	read_clean(t->base, t->trace, &r);
 	assert_text(r.out, "");
 	bt_run_free(&r);
 
 	/* No stream at all. */
 	snprintf(path, sizeof(path), "%s/empty", t->base);
 	vperf_ctf__delete(new_writer(path, NULL));
-	read_clean(t, path, &r);
+	read_clean(t->base, path, &r);
 	assert_text(r.out, "");
 	bt_run_free(&r);
 }
@@ -440,7 +353,7 @@ static void ctf_lost_events_show_as_discarded_with_their_count(void **state)
 	assert_int_equal(vperf_ctf__lost(hk0, 4000, 3), 0);	/* nothing after it */
 	vperf_ctf__delete(ctf);
 
-	run_babeltrace2(t, t->trace, &r);
+	run_babeltrace2(t->base, t->trace, &r);
 	assert_int_equal(r.status, 0);
 	assert_text(r.out,
 "[00:00:00.000001000] " NODELTA " testhost irq_entry: " HK0 ", { vector = 1 }\n"
@@ -477,7 +390,7 @@ static void ctf_loss_before_first_event_shows_with_its_count(void **state)
 	EMIT(ctf, s, VPERF_CTF_EV_IRQ_ENTRY, 2500, VPERF_CTF_U32(1));
 	vperf_ctf__delete(ctf);
 
-	run_babeltrace2(t, t->trace, &r);
+	run_babeltrace2(t->base, t->trace, &r);
 	assert_int_equal(r.status, 0);
 	assert_text(r.out,
 "[00:00:00.000001500] " NODELTA " testhost lost_events: " GK1 ", { count = 5 }\n"
@@ -586,7 +499,7 @@ static void ctf_bad_values_are_refused_and_the_trace_stays_readable(void **state
 	vperf_ctf__delete(ctf);
 	free(huge);
 
-	read_clean(t, t->trace, &r);
+	read_clean(t->base, t->trace, &r);
 	assert_int_equal(count_lines(r.out), 3);
 	assert_true(vt_contains(r.out, "[00:00:00.000001000] " NODELTA " testhost irq_entry: " HK0
 				       ", { vector = 1 }\n[00:00:00.000002000] (+0.000001000) testhost "
@@ -630,7 +543,7 @@ static void ctf_timestamps_going_back_are_refused(void **state)
 	EMIT(ctf, b, VPERF_CTF_EV_IRQ_ENTRY, 2000, VPERF_CTF_U32(4));
 	vperf_ctf__delete(ctf);
 
-	read_clean(t, t->trace, &r);
+	read_clean(t->base, t->trace, &r);
 	assert_text(r.out,
 "[00:00:00.000001500] " NODELTA " testhost irq_entry: " HK1 ", { vector = 3 }\n"
 "[00:00:00.000002000] (+0.000000500) testhost irq_entry: " HK0 ", { vector = 1 }\n"
@@ -652,12 +565,12 @@ static void ctf_existing_nonempty_directory_is_refused_untouched(void **state)
 
 	EMIT(ctf, s, VPERF_CTF_EV_IRQ_ENTRY, 1000, VPERF_CTF_U32(1));
 	vperf_ctf__delete(ctf);
-	read_clean(t, t->trace, &r1);
+	read_clean(t->base, t->trace, &r1);
 
 	assert_int_equal(vperf_ctf__new(t->trace, NULL, &again, why, sizeof(why)), -EEXIST);
 	assert_null(again);
 	assert_true(vt_contains(why, "exists and is not empty"));
-	read_clean(t, t->trace, &r2);
+	read_clean(t->base, t->trace, &r2);
 	assert_text(r2.out, r1.out);
 	bt_run_free(&r1);
 	bt_run_free(&r2);
@@ -857,7 +770,7 @@ static void ctf_sigkill_leaves_every_flushed_event_readable(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
-	read_clean(t, t->trace, &r);
+	read_clean(t->base, t->trace, &r);
 	assert_int_equal(count_lines(r.out), KILL_FLUSHED);
 	assert_true(vt_contains(r.out, "[00:00:00.000001000] " NODELTA " testhost irq_entry: "
 				       HK0 ", { vector = 0 }\n"));
@@ -934,7 +847,7 @@ static void ctf_sigkill_during_flushes_never_leaves_a_broken_trace(void **state)
 			done = n;
 		close(report[0]);
 
-		run_babeltrace2(t, dir, &r);
+		run_babeltrace2(t->base, dir, &r);
 		if (r.status != 0 || r.err[0] || count_lines(r.out) < done)
 			fail_msg("round %d: killed after %llu events flushed: babeltrace2 exit %d, "
 				 "%zu events, stderr:\n%s", round, (unsigned long long)done, r.status,
@@ -1000,7 +913,7 @@ static void ctf_many_samples_all_read_back_and_rate_is_printed(void **state)
 	       "%.1f bytes/event on disk\n", RATE_EVENTS, t1 - t0, RATE_EVENTS / (t1 - t0),
 	       (double)bytes / RATE_EVENTS);
 
-	read_clean(t, t->trace, &r);
+	read_clean(t->base, t->trace, &r);
 	assert_int_equal(count_lines(r.out), RATE_EVENTS);
 	bt_run_free(&r);
 }

@@ -1,0 +1,829 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Raw recording -> CTF recording (convert.h).
+ *
+ * The raw file is read whole (mmap) and checked chunk by chunk; every event becomes one entry
+ * {time, layer, cpu, where its bytes are} in an array, times mapped onto the host TSC in
+ * nanoseconds:
+ *   host and VMM events carry host TSC values already;
+ *   guest records carry the guest TSC: host TSC = guest TSC - the vCPU's offset (KVM's, from a
+ *   TSC_OFFSET chunk), or, where the VMM could not read it, the smallest offset the TRACE_FLUSH
+ *   samples allow (guest_tsc - host_tsc of each sample is a lower bound; the recording says so).
+ * Then one stable sort by time and one pass through the CTF writer: sorted input keeps every
+ * stream in order and satisfies the writer's flush rule with any flush interval.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vperf/abi.h>
+#include <vperf/rawrec.h>
+
+#include "convert.h"
+#include "ctf.h"
+#ifdef VPERF_RECORD_HOSTEVENTS
+#include "hostevents.h"
+#endif
+
+#define VPERF_MAX_VCPUS_RAW	256	/* a raw file with more is refused */
+
+/* ---- the recording's event classes (docs/recording.md) ---- */
+
+enum {
+	EV_SCHED_SWITCH, EV_SCHED_WAKEUP, EV_IRQ_ENTRY, EV_PROCESS_FORK, EV_PROCESS_EXEC,
+	EV_PROCESS_EXIT, EV_SAMPLE, EV_MARKER, EV_VMM_EXIT, EV_KVM_ENTRY, EV_KVM_EXIT,
+	EV_KVM_INJ_VIRQ, EV_RING_INVALID, NR_EV
+};
+
+#define F(n, t)		{ .name = (n), .type = VPERF_CTF_TYPE_##t }
+#define FX(n, t)	{ .name = (n), .type = VPERF_CTF_TYPE_##t, .flags = VPERF_CTF_HEX }
+#define FL(n, t, l)	{ .name = (n), .type = VPERF_CTF_TYPE_##t, .labels = (l), \
+			  .nr_labels = sizeof(l) / sizeof((l)[0]) }
+#define C(n, f)		{ .name = (n), .fields = (f), .nr_fields = sizeof(f) / sizeof((f)[0]) }
+
+static const char *const irq_kinds[] = { "other", "timer", "reschedule", "call_function", "device" };
+static const char *const mark_kinds[] = { "begin", "end", "instant" };
+/* KVM_EXIT_* (linux/kvm.h), the ones a VMM sees */
+static const char *const kvm_exits[] = {
+	"unknown", "exception", "io", "hypercall", "debug", "hlt", "mmio", "irq_window_open",
+	"shutdown", "fail_entry", "intr", "set_tpr", "tpr_access", "s390_sieic", "s390_reset",
+	"dcr", "nmi", "internal_error", "osi", "papr_hcall", "s390_ucontrol", "watchdog",
+	"s390_tsch", "epr", "system_event", "s390_stsi", "ioapic_eoi", "hyperv", "arm_nisv",
+	"x86_rdmsr", "x86_wrmsr", "dirty_ring_full", "ap_reset_hold", "x86_bus_lock", "xen",
+	"riscv_sbi", "riscv_csr", "notify",
+};
+
+static const struct vperf_ctf_field_desc f_switch[] = {
+	F("prev_comm", STRING), F("prev_tid", U32), FX("prev_state", U64), F("next_comm", STRING),
+	F("next_tid", U32),
+};
+static const struct vperf_ctf_field_desc f_wakeup[] = {
+	F("tid", U32), F("target_cpu", U32), F("waker_tid", U32),
+};
+static const struct vperf_ctf_field_desc f_irq[] = {
+	F("vector", U32), FL("kind", U8, irq_kinds), F("irq", S64), F("tid", U32),
+};
+static const struct vperf_ctf_field_desc f_fork[] = {
+	F("parent_pid", U32), F("parent_tid", U32), F("child_pid", U32), F("child_tid", U32),
+	F("child_comm", STRING),
+};
+static const struct vperf_ctf_field_desc f_exec[] = {
+	F("pid", U32), F("tid", U32), F("comm", STRING), F("filename", STRING),
+};
+static const struct vperf_ctf_field_desc f_exit[] = {
+	F("pid", U32), F("tid", U32), F("exit_code", S64),
+};
+static const struct vperf_ctf_field_desc f_sample[] = {
+	FX("ip", U64), F("user", U8), F("pid", U32), F("tid", U32), F("counts", U64_SEQ),
+	{ .name = "callchain", .type = VPERF_CTF_TYPE_U64_SEQ, .flags = VPERF_CTF_HEX },
+};
+static const struct vperf_ctf_field_desc f_marker[] = {
+	F("name", STRING), F("value", U64), FL("kind", U8, mark_kinds), F("pid", U32), F("tid", U32),
+};
+static const struct vperf_ctf_field_desc f_vmm_exit[] = {
+	F("vcpu", U32), FL("reason", U8, kvm_exits), FX("addr", U64), F("write", U8),
+	F("duration_ns", U64),
+};
+static const struct vperf_ctf_field_desc f_kvm_entry[] = {
+	F("vcpu_id", U32), FX("rip", U64), F("tid", U32),
+};
+static const struct vperf_ctf_field_desc f_kvm_exit[] = {
+	F("vcpu_id", U32), FX("exit_reason", U64), FX("guest_rip", U64), FX("info1", U64),
+	FX("info2", U64), F("tid", U32),
+};
+static const struct vperf_ctf_field_desc f_inj[] = {
+	F("vector", U32), F("soft", U8), F("reinjected", U8), F("tid", U32),
+};
+static const struct vperf_ctf_field_desc f_invalid[] = {
+	F("bytes", U64), F("drains", U64),
+};
+
+static const struct vperf_ctf_class_desc classes[NR_EV] = {
+	[EV_SCHED_SWITCH] = C("sched_switch", f_switch),
+	[EV_SCHED_WAKEUP] = C("sched_wakeup", f_wakeup),
+	[EV_IRQ_ENTRY] = C("irq_entry", f_irq),
+	[EV_PROCESS_FORK] = C("process_fork", f_fork),
+	[EV_PROCESS_EXEC] = C("process_exec", f_exec),
+	[EV_PROCESS_EXIT] = C("process_exit", f_exit),
+	[EV_SAMPLE] = C("sample", f_sample),
+	[EV_MARKER] = C("marker", f_marker),
+	[EV_VMM_EXIT] = C("vmm_exit", f_vmm_exit),
+	[EV_KVM_ENTRY] = C("kvm_entry", f_kvm_entry),
+	[EV_KVM_EXIT] = C("kvm_exit", f_kvm_exit),
+	[EV_KVM_INJ_VIRQ] = C("kvm_inj_virq", f_inj),
+	[EV_RING_INVALID] = C("guest_ring_invalid", f_invalid),
+};
+#undef F
+#undef FX
+#undef FL
+#undef C
+
+/* ---- the events, before sorting ---- */
+
+enum src { SRC_GUEST, SRC_EXIT, SRC_HOST, SRC_LOST, SRC_INVALID };
+
+struct cev {
+	uint64_t ns;			/* host TSC in ns */
+	const void *p;			/* the record in the mapped file, or the host event */
+	uint64_t count;			/* SRC_LOST, SRC_INVALID: how many */
+	uint64_t count2;		/* SRC_INVALID: drains */
+	uint32_t cpu;
+	uint8_t layer;			/* enum vperf_ctf_layer */
+	uint8_t src;			/* enum src */
+	uint32_t seq;			/* input order: the sort is stable on it */
+};
+
+struct conv {
+	const unsigned char *map;
+	size_t map_len;
+	const struct vperf_rawrec_header *h;
+	struct vperf_convert_stats *st;
+	char *why;
+	size_t why_len;
+
+	struct cev *ev;
+	size_t nr_ev, cap_ev;
+
+	int64_t offset[VPERF_MAX_VCPUS_RAW];
+	int offset_how[VPERF_MAX_VCPUS_RAW];	/* 0 none, 1 KVM, 2 samples */
+	uint64_t lost_vmm[VPERF_MAX_VCPUS_RAW];	/* running totals seen */
+	uint64_t guest_lost[VPERF_MAX_VCPUS_RAW];
+	uint64_t invalid_bytes[VPERF_MAX_VCPUS_RAW];
+	uint64_t invalid_drains[VPERF_MAX_VCPUS_RAW];
+	char meta[8192];
+	size_t meta_len;
+	bool ended;
+	uint64_t min_ns, max_ns;
+#ifdef VPERF_RECORD_HOSTEVENTS
+	struct vperf_hostev_reader *host;
+	struct vperf_hostev *hostev;
+	size_t nr_hostev, cap_hostev;
+#endif
+};
+
+static int fail(struct conv *c, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct conv *c, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->why && c->why_len) {
+		va_start(ap, fmt);
+		vsnprintf(c->why, c->why_len, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+static uint64_t tsc_ns(const struct conv *c, uint64_t tsc)
+{
+	return (uint64_t)((unsigned __int128)tsc * 1000000u / c->h->tsc_khz);
+}
+
+static int push(struct conv *c, struct cev e)
+{
+	if (c->nr_ev == c->cap_ev) {
+		size_t cap = c->cap_ev ? c->cap_ev * 2 : 65536;
+		struct cev *n = realloc(c->ev, cap * sizeof(*n));
+
+		if (!n)
+			return fail(c, -ENOMEM, "out of memory for %zu events", cap);
+		c->ev = n;
+		c->cap_ev = cap;
+	}
+	e.seq = (uint32_t)c->nr_ev;
+	c->ev[c->nr_ev++] = e;
+	return 0;
+}
+
+/* Guest TSC -> host TSC ns for vCPU n; false if no mapping is known. */
+static bool guest_ns(const struct conv *c, unsigned int n, uint64_t guest_tsc, uint64_t *ns)
+{
+	if (!c->offset_how[n])
+		return false;
+	*ns = tsc_ns(c, guest_tsc - (uint64_t)c->offset[n]);
+	return true;
+}
+
+/* ---- pass 1: the clock facts; pass 2: the events ---- */
+
+typedef int (*chunk_fn)(struct conv *c, const struct vperf_rawrec_chunk *ch, const unsigned char *p);
+
+static int walk(struct conv *c, chunk_fn fn)
+{
+	size_t off = sizeof(*c->h);
+
+	while (off < c->map_len) {
+		const struct vperf_rawrec_chunk *ch;
+		size_t padded;
+		int err;
+
+		if (c->map_len - off < sizeof(*ch)) {
+			c->st->truncated = true;
+			break;
+		}
+		ch = (const void *)(c->map + off);
+		padded = ((size_t)ch->size + 7) & ~(size_t)7;
+		if (ch->size > VPERF_RAWREC_MAX_CHUNK)
+			return fail(c, -EINVAL, "chunk at byte %zu: size %u is over the limit", off, ch->size);
+		if (c->map_len - off - sizeof(*ch) < ch->size) {
+			c->st->truncated = true;	/* a writer killed mid-chunk */
+			break;
+		}
+		err = fn(c, ch, c->map + off + sizeof(*ch));
+		if (err)
+			return err;
+		off += sizeof(*ch) + padded;
+	}
+	return 0;
+}
+
+static int clock_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const unsigned char *p)
+{
+	unsigned int n = ch->cpu;
+
+	if (ch->type == VPERF_RAWREC_TSC_OFFSET && ch->size == sizeof(struct vperf_rawrec_tsc) &&
+	    n < c->h->nr_vcpus) {
+		const struct vperf_rawrec_tsc *t = (const void *)p;
+
+		if (c->offset_how[n] != 1) {	/* the first KVM offset: the start's */
+			c->offset[n] = t->offset;
+			c->offset_how[n] = 1;
+		}
+	} else if (ch->type == VPERF_RAWREC_TSC_SAMPLE && ch->size == sizeof(struct vperf_rawrec_tsc_sample) &&
+		   n < c->h->nr_vcpus && c->offset_how[n] != 1) {
+		const struct vperf_rawrec_tsc_sample *s = (const void *)p;
+		int64_t lb = (int64_t)(s->guest_tsc - s->host_tsc);
+
+		if (!c->offset_how[n] || lb > c->offset[n]) {
+			c->offset[n] = lb;
+			c->offset_how[n] = 2;
+		}
+	} else if (ch->type == VPERF_RAWREC_END) {
+		c->ended = true;
+	} else if (ch->type == VPERF_RAWREC_META) {
+		size_t room = sizeof(c->meta) - 1 - c->meta_len, len = ch->size < room ? ch->size : room;
+
+		memcpy(c->meta + c->meta_len, p, len);
+		c->meta_len += len;
+		c->meta[c->meta_len] = '\0';
+	}
+	return 0;
+}
+
+static int add_guest(struct conv *c, unsigned int n, const unsigned char *p, size_t len)
+{
+	for (size_t off = 0; off + sizeof(struct vperf_trace_rec) <= len;) {
+		const struct vperf_trace_rec *r = (const void *)(p + off);
+		struct cev e = { .p = r, .cpu = n, .src = SRC_GUEST, .layer = VPERF_CTF_GUEST_KERNEL };
+		int err;
+
+		/* vperf-vmm validated them (libvperf-hv); a damaged file is refused, not trusted */
+		if (r->size < sizeof(*r) || r->size % 8 || r->size > len - off)
+			return fail(c, -EINVAL, "vCPU %u: a guest record with size %u in a chunk of %zu bytes",
+				    n, r->size, len);
+		off += r->size;
+		c->st->guest_records++;
+		if (r->type < sizeof(c->st->guest_by_type) / sizeof(c->st->guest_by_type[0]))
+			c->st->guest_by_type[r->type]++;
+		if (!guest_ns(c, n, r->tsc, &e.ns)) {
+			c->st->guest_unmapped++;	/* no clock mapping for this vCPU */
+			continue;
+		}
+		if (r->type == VPERF_TRACE_MARK)
+			e.layer = VPERF_CTF_GUEST_USER;
+		if (r->type == VPERF_TRACE_LOST) {
+			const struct vperf_trace_lost *l = (const void *)r;
+
+			if (r->size != sizeof(*l))
+				continue;
+			e.src = SRC_LOST;
+			e.count = l->count;
+			c->st->lost_producer += l->count;
+		}
+		err = push(c, e);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int event_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const unsigned char *p)
+{
+	unsigned int n = ch->cpu;
+	int err = 0;
+
+	switch (ch->type) {
+	case VPERF_RAWREC_GUEST:
+		if (n >= c->h->nr_vcpus)
+			return fail(c, -EINVAL, "guest chunk of vCPU %u, the VM had %u", n, c->h->nr_vcpus);
+		return add_guest(c, n, p, ch->size);
+	case VPERF_RAWREC_EXITS:
+		if (n >= c->h->nr_vcpus || ch->size % sizeof(struct vperf_rawrec_exit))
+			return fail(c, -EINVAL, "a bad exits chunk (vCPU %u, %u bytes)", n, ch->size);
+		for (size_t i = 0; i < ch->size / sizeof(struct vperf_rawrec_exit); i++) {
+			const struct vperf_rawrec_exit *x = (const void *)p + i;
+
+			err = push(c, (struct cev){ .ns = tsc_ns(c, x->exit_tsc), .p = x, .cpu = n,
+						    .src = SRC_EXIT, .layer = VPERF_CTF_VMM });
+			if (err)
+				return err;
+			c->st->vmm_exits++;
+		}
+		return 0;
+	case VPERF_RAWREC_EXITS_LOST:
+	case VPERF_RAWREC_GUEST_LOST: {
+		bool vmm = ch->type == VPERF_RAWREC_EXITS_LOST;
+		uint64_t host_tsc, delta;
+
+		if (n >= c->h->nr_vcpus || ch->size != (vmm ? sizeof(struct vperf_rawrec_lost) :
+							   sizeof(struct vperf_rawrec_guest_lost)))
+			return fail(c, -EINVAL, "a bad lost chunk (vCPU %u, %u bytes)", n, ch->size);
+		if (vmm) {
+			const struct vperf_rawrec_lost *l = (const void *)p;
+
+			host_tsc = l->host_tsc;
+			delta = l->count > c->lost_vmm[n] ? l->count - c->lost_vmm[n] : 0;
+			c->lost_vmm[n] = l->count;
+			c->st->lost_vmm += delta;
+			if (delta)
+				err = push(c, (struct cev){ .ns = tsc_ns(c, host_tsc), .count = delta, .cpu = n,
+							    .src = SRC_LOST, .layer = VPERF_CTF_VMM });
+			return err;
+		}
+		{
+			const struct vperf_rawrec_guest_lost *g = (const void *)p;
+
+			host_tsc = g->host_tsc;
+			/* the guest's own count: a decrease is the guest's doing, never subtracted */
+			delta = g->guest_lost > c->guest_lost[n] ? g->guest_lost - c->guest_lost[n] : 0;
+			c->guest_lost[n] = g->guest_lost;
+			c->st->lost_guest += delta;
+			if (delta)
+				err = push(c, (struct cev){ .ns = tsc_ns(c, host_tsc), .count = delta, .cpu = n,
+							    .src = SRC_LOST, .layer = VPERF_CTF_GUEST_KERNEL });
+			if (!err && g->invalid_bytes > c->invalid_bytes[n]) {
+				err = push(c, (struct cev){ .ns = tsc_ns(c, host_tsc),
+							    .count = g->invalid_bytes - c->invalid_bytes[n],
+							    .count2 = g->invalid_records - c->invalid_drains[n],
+							    .cpu = n, .src = SRC_INVALID,
+							    .layer = VPERF_CTF_GUEST_KERNEL });
+				c->st->lost_invalid_bytes += g->invalid_bytes - c->invalid_bytes[n];
+				c->invalid_bytes[n] = g->invalid_bytes;
+				c->invalid_drains[n] = g->invalid_records;
+			}
+			return err;
+		}
+	}
+#ifdef VPERF_RECORD_HOSTEVENTS
+	case VPERF_RAWREC_TRACEFS_HEADER:
+		err = vperf_hostev_reader__add_header(c->host, (const char *)p, ch->size);
+		return err ? fail(c, err, "host events: %s", vperf_hostev_reader__strerror(c->host)) : 0;
+	case VPERF_RAWREC_TRACEFS_FORMAT:
+		err = vperf_hostev_reader__add_format_chunk(c->host, p, ch->size);
+		return err ? fail(c, err, "host events: %s", vperf_hostev_reader__strerror(c->host)) : 0;
+	case VPERF_RAWREC_TRACEFS_PAGES:
+		err = vperf_hostev_reader__add_pages(c->host, n, p, ch->size);
+		return err ? fail(c, err, "host events: %s", vperf_hostev_reader__strerror(c->host)) : 0;
+#endif
+	default:
+		return 0;
+	}
+}
+
+#ifdef VPERF_RECORD_HOSTEVENTS
+static int host_event(const struct vperf_hostev *ev, void *ctx)
+{
+	struct conv *c = ctx;
+
+	if (ev->type == VPERF_HOSTEV_OTHER)
+		return 0;
+	if (c->nr_hostev == c->cap_hostev) {
+		size_t cap = c->cap_hostev ? c->cap_hostev * 2 : 65536;
+		struct vperf_hostev *n = realloc(c->hostev, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->hostev = n;
+		c->cap_hostev = cap;
+	}
+	c->hostev[c->nr_hostev++] = *ev;
+	c->st->host_events++;
+	return 0;
+}
+#endif
+
+static int cmp_cev(const void *a, const void *b)
+{
+	const struct cev *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* A guest string field: up to n bytes, NUL-terminated or not; bytes that are not UTF-8 become '?'. */
+static const char *gstr(char *buf, size_t bufsz, const char *s, size_t n)
+{
+	size_t len = strnlen(s, n), o = 0;
+
+	for (size_t i = 0; i < len && o + 4 < bufsz;) {
+		unsigned char ch = (unsigned char)s[i];
+		size_t k = ch < 0x80 ? 1 : (ch & 0xe0) == 0xc0 ? 2 : (ch & 0xf0) == 0xe0 ? 3 :
+			   (ch & 0xf8) == 0xf0 ? 4 : 0;
+		bool ok = k && i + k <= len;
+
+		for (size_t j = 1; ok && j < k; j++)
+			ok = ((unsigned char)s[i + j] & 0xc0) == 0x80;
+		if (ok && k == 2 && ch < 0xc2)
+			ok = false;	/* overlong */
+		if (ok && k == 3) {
+			unsigned int cp = (ch & 0x0fu) << 12 | ((unsigned char)s[i + 1] & 0x3fu) << 6 |
+					  ((unsigned char)s[i + 2] & 0x3fu);
+
+			ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
+		}
+		if (ok && k == 4) {
+			unsigned int cp = (ch & 0x07u) << 18 | ((unsigned char)s[i + 1] & 0x3fu) << 12;
+
+			ok = cp >= 0x10000 && cp <= 0x10ffff;
+		}
+		if (!ok) {
+			buf[o++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(buf + o, s + i, k);
+		o += k;
+		i += k;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct cev *e)
+{
+	const struct vperf_trace_rec *r = e->p;
+	char a[64], b[64], fn[VPERF_TRACE_REC_MAX * 2];
+
+	switch (r->type) {
+	case VPERF_TRACE_SCHED_SWITCH: {
+		const struct vperf_trace_switch *x = (const void *)r;
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_STR(gstr(a, sizeof(a), x->prev_comm, sizeof(x->prev_comm))),
+			VPERF_CTF_U32(r->tid), VPERF_CTF_U64(x->prev_state),
+			VPERF_CTF_STR(gstr(b, sizeof(b), x->next_comm, sizeof(x->next_comm))),
+			VPERF_CTF_U32(x->next_tid),
+		};
+		return vperf_ctf__emit(s, EV_SCHED_SWITCH, e->ns, v, 5);
+	}
+	case VPERF_TRACE_SCHED_WAKEUP: {
+		const struct vperf_trace_wakeup *x = (const void *)r;
+		struct vperf_ctf_value v[] = { VPERF_CTF_U32(x->wakee_tid), VPERF_CTF_U32(x->target_cpu),
+					       VPERF_CTF_U32(r->tid) };
+		return vperf_ctf__emit(s, EV_SCHED_WAKEUP, e->ns, v, 3);
+	}
+	case VPERF_TRACE_FORK: {
+		const struct vperf_trace_fork *x = (const void *)r;
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid), VPERF_CTF_U32(x->child_pid),
+			VPERF_CTF_U32(x->child_tid), VPERF_CTF_STR(gstr(a, sizeof(a), x->comm, sizeof(x->comm))),
+		};
+		return vperf_ctf__emit(s, EV_PROCESS_FORK, e->ns, v, 5);
+	}
+	case VPERF_TRACE_EXEC: {
+		const struct vperf_trace_exec *x = (const void *)r;
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid),
+			VPERF_CTF_STR(gstr(a, sizeof(a), x->comm, sizeof(x->comm))),
+			VPERF_CTF_STR(gstr(fn, sizeof(fn), x->filename, r->size - sizeof(*x))),
+		};
+		return vperf_ctf__emit(s, EV_PROCESS_EXEC, e->ns, v, 4);
+	}
+	case VPERF_TRACE_EXIT: {
+		const struct vperf_trace_exit *x = (const void *)r;
+		struct vperf_ctf_value v[] = { VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid),
+					       VPERF_CTF_S64(x->exit_code) };
+		return vperf_ctf__emit(s, EV_PROCESS_EXIT, e->ns, v, 3);
+	}
+	case VPERF_TRACE_IRQ: {
+		const struct vperf_trace_irq *x = (const void *)r;
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_U32(x->vector), VPERF_CTF_U8(x->kind),
+			VPERF_CTF_S64(x->irq == UINT32_MAX ? -1 : (int64_t)x->irq), VPERF_CTF_U32(r->tid),
+		};
+		return vperf_ctf__emit(s, EV_IRQ_ENTRY, e->ns, v, 4);
+	}
+	case VPERF_TRACE_SAMPLE: {
+		const struct vperf_trace_sample *x = (const void *)r;
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_U64(x->ip), VPERF_CTF_U8(r->flags & VPERF_TRACE_SAMPLE_USER ? 1 : 0),
+			VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid),
+			VPERF_CTF_SEQ((const uint64_t *)x->data, x->nr_counts),
+			VPERF_CTF_SEQ((const uint64_t *)x->data + x->nr_counts, x->nr_callchain),
+		};
+		return vperf_ctf__emit(s, EV_SAMPLE, e->ns, v, 6);
+	}
+	case VPERF_TRACE_MARK: {
+		const struct vperf_trace_mark *x = (const void *)r;
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_STR(gstr(fn, sizeof(fn), x->name, x->name_len)), VPERF_CTF_U64(x->value),
+			VPERF_CTF_U8(x->kind), VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid),
+		};
+		return vperf_ctf__emit(s, EV_MARKER, e->ns, v, 5);
+	}
+	default:
+		return 0;	/* a type this converter does not know: counted, not written */
+	}
+}
+
+#ifdef VPERF_RECORD_HOSTEVENTS
+static int emit_host(struct vperf_ctf_stream *s, const struct cev *e)
+{
+	const struct vperf_hostev *h = e->p;
+	char a[64], b[64];
+
+	switch (h->type) {
+	case VPERF_HOSTEV_KVM_ENTRY: {
+		struct vperf_ctf_value v[] = { VPERF_CTF_U32(h->kvm_entry.vcpu_id),
+					       VPERF_CTF_U64(h->kvm_entry.rip), VPERF_CTF_U32(h->pid) };
+		return vperf_ctf__emit(s, EV_KVM_ENTRY, e->ns, v, 3);
+	}
+	case VPERF_HOSTEV_KVM_EXIT: {
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_U32(h->kvm_exit.vcpu_id), VPERF_CTF_U64(h->kvm_exit.exit_reason),
+			VPERF_CTF_U64(h->kvm_exit.guest_rip), VPERF_CTF_U64(h->kvm_exit.info1),
+			VPERF_CTF_U64(h->kvm_exit.info2), VPERF_CTF_U32(h->pid),
+		};
+		return vperf_ctf__emit(s, EV_KVM_EXIT, e->ns, v, 6);
+	}
+	case VPERF_HOSTEV_KVM_INJ_VIRQ: {
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_U32(h->kvm_inj_virq.vector), VPERF_CTF_U8(h->kvm_inj_virq.soft ? 1 : 0),
+			VPERF_CTF_U8(h->kvm_inj_virq.reinjected ? 1 : 0), VPERF_CTF_U32(h->pid),
+		};
+		return vperf_ctf__emit(s, EV_KVM_INJ_VIRQ, e->ns, v, 4);
+	}
+	case VPERF_HOSTEV_SCHED_SWITCH: {
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_STR(gstr(a, sizeof(a), h->sched_switch.prev_comm,
+					   sizeof(h->sched_switch.prev_comm))),
+			VPERF_CTF_U32((uint32_t)h->sched_switch.prev_pid),
+			VPERF_CTF_U64((uint64_t)h->sched_switch.prev_state),
+			VPERF_CTF_STR(gstr(b, sizeof(b), h->sched_switch.next_comm,
+					   sizeof(h->sched_switch.next_comm))),
+			VPERF_CTF_U32((uint32_t)h->sched_switch.next_pid),
+		};
+		return vperf_ctf__emit(s, EV_SCHED_SWITCH, e->ns, v, 5);
+	}
+	case VPERF_HOSTEV_SCHED_WAKEUP: {
+		struct vperf_ctf_value v[] = { VPERF_CTF_U32((uint32_t)h->sched_wakeup.pid),
+					       VPERF_CTF_U32(h->sched_wakeup.target_cpu),
+					       VPERF_CTF_U32((uint32_t)h->pid) };
+		return vperf_ctf__emit(s, EV_SCHED_WAKEUP, e->ns, v, 3);
+	}
+	default:
+		return 0;
+	}
+}
+#endif
+
+static int emit_one(struct conv *c, struct vperf_ctf *ctf, const struct cev *e)
+{
+	struct vperf_ctf_stream *s;
+	int err = vperf_ctf__stream(ctf, (enum vperf_ctf_layer)e->layer, e->cpu, &s);
+
+	if (err)
+		return err;
+	switch (e->src) {
+	case SRC_GUEST:
+		return emit_guest(c, s, e);
+	case SRC_EXIT: {
+		const struct vperf_rawrec_exit *x = e->p;
+		uint64_t end = x->resume_tsc > x->exit_tsc ? x->resume_tsc : x->exit_tsc;
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_U32(e->cpu),
+			VPERF_CTF_U8(x->reason < sizeof(kvm_exits) / sizeof(kvm_exits[0]) ? x->reason : 0),
+			VPERF_CTF_U64(x->addr), VPERF_CTF_U8(x->flags & VPERF_RAWREC_EXIT_WRITE ? 1 : 0),
+			VPERF_CTF_U64(tsc_ns(c, end) - tsc_ns(c, x->exit_tsc)),
+		};
+		return vperf_ctf__emit(s, EV_VMM_EXIT, e->ns, v, 5);
+	}
+	case SRC_LOST:
+		return vperf_ctf__lost(s, e->ns, e->count);
+	case SRC_INVALID: {
+		struct vperf_ctf_value v[] = { VPERF_CTF_U64(e->count), VPERF_CTF_U64(e->count2) };
+
+		return vperf_ctf__emit(s, EV_RING_INVALID, e->ns, v, 2);
+	}
+#ifdef VPERF_RECORD_HOSTEVENTS
+	case SRC_HOST:
+		return emit_host(s, e);
+#endif
+	default:
+		return 0;
+	}
+}
+
+static int map_file(struct conv *c, const char *path)
+{
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return fail(c, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &sb)) {
+		err = -errno;
+		close(fd);
+		return fail(c, err, "%s: %s", path, strerror(-err));
+	}
+	if ((size_t)sb.st_size < sizeof(struct vperf_rawrec_header)) {
+		close(fd);
+		return fail(c, -EINVAL, "%s: %lld bytes, not a vperf raw recording (no header)", path,
+			    (long long)sb.st_size);
+	}
+	c->map_len = (size_t)sb.st_size;
+	c->map = mmap(NULL, c->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+	err = c->map == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (err) {
+		c->map = NULL;
+		return fail(c, err, "%s: mmap: %s", path, strerror(-err));
+	}
+	c->h = (const void *)c->map;
+	if (memcmp(c->h->magic, VPERF_RAWREC_MAGIC, 8) || c->h->size != sizeof(*c->h) ||
+	    c->h->version != VPERF_RAWREC_VERSION)
+		return fail(c, -EINVAL, "%s: not a vperf raw recording of version %d", path,
+			    VPERF_RAWREC_VERSION);
+	if (!c->h->tsc_khz || !c->h->nr_vcpus || c->h->nr_vcpus > VPERF_MAX_VCPUS_RAW)
+		return fail(c, -EINVAL, "%s: a header with tsc_khz %" PRIu64 " and %u vCPUs", path,
+			    (uint64_t)c->h->tsc_khz, c->h->nr_vcpus);
+	return 0;
+}
+
+/* "key=value" lines of the META chunk into environment entries; "vcpuN_tid" and such kept. */
+static size_t meta_env(char *meta, struct vperf_ctf_env *env, size_t max)
+{
+	size_t n = 0;
+
+	for (char *line = meta, *next; line && *line && n < max; line = next) {
+		char *eq;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		eq = strchr(line, '=');
+		if (!eq || eq == line)
+			continue;
+		*eq = '\0';
+		/* keys are identifiers; values printable ASCII (the writer checks) */
+		for (char *k = line; *k; k++)
+			if (!((*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') || *k == '_'))
+				*k = '_';
+		for (char *v = eq + 1; *v; v++)
+			if (*v < 0x20 || *v > 0x7e || *v == '"' || *v == '\\')
+				*v = '?';
+		env[n].key = line;
+		env[n].value = eq + 1;
+		n++;
+	}
+	return n;
+}
+
+int vperf_convert(const char *raw_path, const char *dir, const struct vperf_convert_opts *opts,
+		  struct vperf_convert_stats *stats, char *why, size_t why_len)
+{
+	struct vperf_convert_stats local = { .size = sizeof(local) };
+	struct conv *c;
+	struct vperf_ctf *ctf = NULL;
+	struct vperf_ctf_env env[48];
+	char clock_note[1024], khz[32], offsets[512], cwhy[256];
+	size_t nr_env = 0, o = 0;
+	int err;
+
+	if (stats && stats->size < sizeof(*stats))
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->st = stats ? stats : &local;
+	memset(c->st, 0, sizeof(*c->st));
+	c->st->size = sizeof(*c->st);
+	c->why = why;
+	c->why_len = why_len;
+	err = map_file(c, raw_path);
+	if (err)
+		goto out;
+	c->st->nr_vcpus = c->h->nr_vcpus;
+	err = walk(c, clock_pass);
+	if (err)
+		goto out;
+	c->st->truncated |= !c->ended;
+#ifdef VPERF_RECORD_HOSTEVENTS
+	err = vperf_hostev_reader__new(&c->host);
+	if (err) {
+		err = fail(c, err, "host events: %s", strerror(-err));
+		goto out;
+	}
+#endif
+	err = walk(c, event_pass);
+	if (err)
+		goto out;
+#ifdef VPERF_RECORD_HOSTEVENTS
+	err = vperf_hostev_reader__read(c->host, host_event, c);
+	if (err) {
+		err = fail(c, err, "host events: %s", vperf_hostev_reader__strerror(c->host));
+		goto out;
+	}
+	c->st->lost_host = vperf_hostev_reader__lost(c->host);
+	for (size_t i = 0; i < c->nr_hostev; i++) {
+		err = push(c, (struct cev){ .ns = tsc_ns(c, c->hostev[i].tsc), .p = &c->hostev[i],
+					    .cpu = c->hostev[i].cpu, .src = SRC_HOST,
+					    .layer = VPERF_CTF_HOST_KERNEL });
+		if (err)
+			goto out;
+	}
+#endif
+	c->st->host_events_missing = !c->st->host_events;
+	qsort(c->ev, c->nr_ev, sizeof(*c->ev), cmp_cev);
+
+	/* the clock: host TSC in ns; its offset makes readers print the time of day */
+	snprintf(khz, sizeof(khz), "%" PRIu64, (uint64_t)c->h->tsc_khz);
+	for (unsigned int i = 0; i < c->h->nr_vcpus && o < sizeof(offsets); i++) {
+		int w = snprintf(offsets + o, sizeof(offsets) - o, "%s%" PRId64 "%s", i ? "," : "",
+				 (int64_t)c->offset[i], c->offset_how[i] == 1 ? "" :
+					       c->offset_how[i] == 2 ? "(samples)" : "(none)");
+
+		if (w > 0)
+			o += (size_t)w;
+	}
+	snprintf(clock_note, sizeof(clock_note),
+		 "one clock: the host TSC at %" PRIu64 " kHz in ns (ns = tsc * 10^6 / tsc_khz); "
+		 "host kernel events: trace clock x86-tsc; vmm events: rdtsc; guest records: guest "
+		 "TSC - the vCPU's offset (KVM_VCPU_TSC_OFFSET, exact; '(samples)': the smallest "
+		 "offset TRACE_FLUSH samples allow, a lower bound)", (uint64_t)c->h->tsc_khz);
+	env[nr_env++] = (struct vperf_ctf_env){ "tsc_khz", khz };
+	env[nr_env++] = (struct vperf_ctf_env){ "vcpu_tsc_offsets", offsets };
+	env[nr_env++] = (struct vperf_ctf_env){ "raw_truncated", c->st->truncated ? "1" : "0" };
+	nr_env += meta_env(c->meta, env + nr_env, sizeof(env) / sizeof(env[0]) - nr_env);
+	{
+		uint64_t start_ns = tsc_ns(c, c->h->start_tsc);
+		int64_t off = (int64_t)(c->h->start_realtime_ns - start_ns);
+		struct vperf_ctf_config cfg = {
+			.size = sizeof(cfg),
+			.clock_name = "host_tsc",
+			.clock_description = "host TSC in ns",
+			.clock_offset_s = off / 1000000000,
+			.clock_offset = off % 1000000000,
+			.vm_name = opts && opts->vm_name ? opts->vm_name : "vm0",
+			.layers = (1u << VPERF_CTF_HOST_KERNEL) | (1u << VPERF_CTF_VMM) |
+				  (1u << VPERF_CTF_GUEST_KERNEL) | (1u << VPERF_CTF_GUEST_USER),
+			.clock_note = clock_note,
+			.env = env,
+			.nr_env = nr_env,
+			.classes = classes,
+			.nr_classes = NR_EV,
+		};
+
+		err = vperf_ctf__new(dir, &cfg, &ctf, cwhy, sizeof(cwhy));
+		if (err) {
+			err = fail(c, err, "%s", cwhy);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < c->nr_ev; i++) {
+		err = emit_one(c, ctf, &c->ev[i]);
+		if (!err && i % 200000 == 199999)
+			err = vperf_ctf__flush(ctf);
+		if (err) {
+			err = fail(c, err, "writing %s: %s", dir, vperf_ctf__strerror(ctf));
+			goto out;
+		}
+		if (c->ev[i].src != SRC_LOST)
+			c->st->events++;
+	}
+	err = vperf_ctf__flush(ctf);
+	if (err) {
+		err = fail(c, err, "writing %s: %s", dir, vperf_ctf__strerror(ctf));
+		goto out;
+	}
+	if (c->nr_ev)
+		c->st->duration_ns = c->ev[c->nr_ev - 1].ns - c->ev[0].ns;
+out:
+	vperf_ctf__delete(ctf);
+#ifdef VPERF_RECORD_HOSTEVENTS
+	vperf_hostev_reader__delete(c->host);
+	free(c->hostev);
+#endif
+	if (c->map)
+		munmap((void *)c->map, c->map_len);
+	free(c->ev);
+	free(c);
+	return err;
+}

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Raw recording -> CTF (profiler/record/convert.c), on raw files written here chunk by chunk,
+ * read back by babeltrace2: guest times mapped through the vCPU's TSC offset onto the host TSC,
+ * one order across layers, losses carried into the trace, and damaged files refused or cut.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vperf/abi.h>
+#include <vperf/rawrec.h>
+
+#include "bt2run.h"
+#include "convert.h"
+#include "vtest.h"
+
+#define KHZ		2000000ull	/* 2 GHz: 2 cycles per ns */
+#define START_TSC	2000000000ull	/* 1 s */
+#define OFFSET0		(-400000000ll)	/* guest TSC = host TSC + offset */
+
+struct tdir {
+	char base[64];
+	char raw[96], trace[96];
+	FILE *f;
+};
+
+static int setup(void **state)
+{
+	struct tdir *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -1;
+	snprintf(t->base, sizeof(t->base), "/tmp/vperf-conv-XXXXXX");
+	if (!mkdtemp(t->base))
+		return -1;
+	snprintf(t->raw, sizeof(t->raw), "%s/raw", t->base);
+	snprintf(t->trace, sizeof(t->trace), "%s/trace", t->base);
+	*state = t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct tdir *t = *state;
+	char cmd[PATH_MAX + 16];
+	int ret;
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->base);
+	ret = system(cmd);
+	free(t);
+	return ret ? -1 : 0;
+}
+
+static void raw_open(struct tdir *t, unsigned int nr_vcpus)
+{
+	struct vperf_rawrec_header h = {
+		.size = sizeof(h), .version = VPERF_RAWREC_VERSION, .tsc_khz = KHZ,
+		.nr_vcpus = nr_vcpus, .start_tsc = START_TSC,
+		.start_realtime_ns = 1700000000ull * 1000000000ull, .start_monotonic_ns = 5,
+	};
+
+	memcpy(h.magic, VPERF_RAWREC_MAGIC, 8);
+	t->f = fopen(t->raw, "w");
+	assert_non_null(t->f);
+	assert_int_equal(fwrite(&h, sizeof(h), 1, t->f), 1);
+}
+
+static void chunk(struct tdir *t, uint32_t type, uint32_t cpu, const void *p, uint32_t size)
+{
+	struct vperf_rawrec_chunk c = { .type = type, .size = size, .cpu = cpu };
+	static const char zero[8];
+
+	assert_int_equal(fwrite(&c, sizeof(c), 1, t->f), 1);
+	assert_int_equal(fwrite(p, 1, size, t->f), size);
+	assert_int_equal(fwrite(zero, 1, (8 - size % 8) % 8, t->f), (8 - size % 8) % 8);
+}
+
+static void raw_close(struct tdir *t, bool end)
+{
+	struct vperf_rawrec_end e = { .host_tsc = START_TSC * 10 };
+
+	if (end)
+		chunk(t, VPERF_RAWREC_END, 0, &e, sizeof(e));
+	assert_int_equal(fclose(t->f), 0);
+}
+
+/* A marker record at guest TSC tsc, appended to buf at *len. */
+static void mark(unsigned char *buf, size_t *len, const char *name, uint64_t value, uint64_t tsc,
+		 uint32_t tid)
+{
+	struct vperf_trace_mark *m = (void *)(buf + *len);
+	size_t n = strlen(name), size = (sizeof(*m) + n + 7) & ~(size_t)7;
+
+	memset(m, 0, size);
+	m->h.size = (uint16_t)size;
+	m->h.type = VPERF_TRACE_MARK;
+	m->h.tsc = tsc;
+	m->h.pid = 100;
+	m->h.tid = tid;
+	m->value = value;
+	m->kind = VPERF_TRACE_MARK_INSTANT;
+	m->name_len = (uint32_t)n;
+	memcpy(m->name, name, n);
+	*len += size;
+}
+
+static void convert_ok(struct tdir *t, struct vperf_convert_stats *st)
+{
+	char why[512] = "";
+
+	st->size = sizeof(*st);
+	if (vperf_convert(t->raw, t->trace, NULL, st, why, sizeof(why)))
+		fail_msg("vperf_convert: %s", why);
+}
+
+/* The event names babeltrace2 printed, in its order, space-separated. */
+static void names(const char *out, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (const char *l = out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		const char *end = strstr(l, ": { ");	/* "[time] (+delta) HOST NAME: { ..." */
+
+		if (!end)
+			continue;
+		const char *start = end;
+
+		while (start > l && start[-1] != ' ')
+			start--;
+		if (o + (size_t)(end - start) + 2 >= len)
+			break;
+		memcpy(buf + o, start, (size_t)(end - start));
+		o += (size_t)(end - start);
+		buf[o++] = ' ';
+		buf[o] = '\0';
+	}
+}
+
+/*
+ * Guest marker A, the VMM's exit, guest marker B: in the raw file the guest's records come in
+ * one chunk after the exits, on the guest's clock (offset -0.2 s); after the conversion
+ * babeltrace2 shows them on one clock in the true order, A < exit < B, and a marker written
+ * before A but drained later (out of order in the ring) lands first.
+ */
+static void guest_times_map_through_the_tsc_offset_into_one_order(void **state)
+{
+	struct tdir *t = *state;
+	struct vperf_rawrec_tsc off = { .host_tsc = START_TSC, .offset = OFFSET0, .how = 1 };
+	struct vperf_rawrec_exit x = { .exit_tsc = START_TSC + 2000, .resume_tsc = START_TSC + 2600,
+				       .addr = 0x5650, .reason = 2, .flags = VPERF_RAWREC_EXIT_WRITE };
+	unsigned char g[1024];
+	size_t glen = 0;
+	struct vperf_convert_stats st;
+	struct bt_run r;
+	char got[512];
+
+	raw_open(t, 1);
+	chunk(t, VPERF_RAWREC_META, 0, "vmm_pid=1\nnr_vcpus=1\n", 21);
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &off, sizeof(off));
+	chunk(t, VPERF_RAWREC_EXITS, 0, &x, sizeof(x));
+	/* host TSC = guest TSC - OFFSET0: A at host +1000, B at host +3000, early at +500 */
+	mark(g, &glen, "A", 1, START_TSC + 1000 + OFFSET0, 7);
+	mark(g, &glen, "B", 2, START_TSC + 3000 + OFFSET0, 7);
+	mark(g, &glen, "early", 0, START_TSC + 500 + OFFSET0, 8);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	raw_close(t, true);
+
+	convert_ok(t, &st);
+	assert_int_equal(st.events, 4);
+	assert_int_equal(st.guest_records, 3);
+	assert_int_equal(st.guest_by_type[VPERF_TRACE_MARK], 3);
+	assert_int_equal(st.vmm_exits, 1);
+	assert_false(st.truncated);
+	assert_int_equal(st.duration_ns, (3000 - 500) / 2);
+
+	read_clean(t->base, t->trace, &r);
+	names(r.out, got, sizeof(got));
+	assert_string_equal(got, "marker marker vmm_exit marker ");
+	assert_non_null(strstr(r.out, "name = \"early\""));
+	assert_true(strstr(r.out, "name = \"early\"") < strstr(r.out, "name = \"A\""));
+	assert_true(strstr(r.out, "name = \"A\"") < strstr(r.out, "vmm_exit"));
+	assert_true(strstr(r.out, "vmm_exit") < strstr(r.out, "name = \"B\""));
+	/* the exit's duration: 600 cycles at 2 GHz */
+	assert_non_null(strstr(r.out, "duration_ns = 300"));
+	assert_non_null(strstr(r.out, "reason = ( \"io\" : container = 2 )"));
+	/* markers are guest user space, exits the VMM's */
+	assert_non_null(strstr(r.out, "\"guest_user\""));
+	assert_non_null(strstr(r.out, "\"vmm\""));
+	bt_run_free(&r);
+}
+
+/*
+ * Without KVM's offset a vCPU's guest times map through its TRACE_FLUSH samples: the largest
+ * guest_tsc - host_tsc of them.  A vCPU with neither keeps its records out and says so.
+ */
+static void without_an_offset_samples_map_and_none_leaves_records_out(void **state)
+{
+	struct tdir *t = *state;
+	struct vperf_rawrec_tsc_sample s1 = { .guest_tsc = 5000, .host_tsc = START_TSC };
+	struct vperf_rawrec_tsc_sample s2 = { .guest_tsc = 9000, .host_tsc = START_TSC + 3000 };
+	unsigned char g[256];
+	size_t glen = 0;
+	struct vperf_convert_stats st;
+	struct bt_run r;
+
+	raw_open(t, 2);
+	chunk(t, VPERF_RAWREC_TSC_SAMPLE, 0, &s1, sizeof(s1));
+	chunk(t, VPERF_RAWREC_TSC_SAMPLE, 0, &s2, sizeof(s2));
+	mark(g, &glen, "m", 1, 10000, 1);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	chunk(t, VPERF_RAWREC_GUEST, 1, g, (uint32_t)glen);	/* vCPU 1: no mapping */
+	raw_close(t, true);
+	convert_ok(t, &st);
+	assert_int_equal(st.guest_records, 2);
+	assert_int_equal(st.guest_unmapped, 1);
+	assert_int_equal(st.events, 1);
+	read_clean(t->base, t->trace, &r);
+	assert_non_null(strstr(r.out, "name = \"m\""));
+	/* offset = max(5000 - START_TSC, 9000 - (START_TSC + 3000)) = 6000 - START_TSC: the
+	 * marker at guest 10000 is at host START_TSC + 4000, 2 us after the start */
+	assert_int_equal(st.duration_ns, 0);
+	bt_run_free(&r);
+}
+
+/*
+ * Losses reach the trace as babeltrace2's discarded-events warnings: the guest ring's own
+ * count, the guest's LOST records, and the VMM's dropped exits, each counted once.
+ */
+static void losses_become_discarded_events(void **state)
+{
+	struct tdir *t = *state;
+	struct vperf_rawrec_tsc off = { .host_tsc = START_TSC, .offset = 0, .how = 1 };
+	struct vperf_rawrec_guest_lost gl1 = { .host_tsc = START_TSC + 100, .guest_lost = 5 };
+	struct vperf_rawrec_guest_lost gl2 = { .host_tsc = START_TSC + 200, .guest_lost = 7,
+					       .invalid_bytes = 96, .invalid_records = 1 };
+	struct vperf_rawrec_lost xl = { .host_tsc = START_TSC + 300, .count = 3 };
+	struct vperf_trace_lost lr = { .h = { .size = sizeof(lr), .type = VPERF_TRACE_LOST,
+					      .tsc = START_TSC + 50 }, .count = 11,
+				       .source = VPERF_TRACE_LOST_USER };
+	unsigned char g[256];
+	size_t glen = 0;
+	struct vperf_convert_stats st;
+	struct bt_run r;
+
+	raw_open(t, 1);
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &off, sizeof(off));
+	mark(g, &glen, "m", 1, START_TSC + 10, 1);
+	memcpy(g + glen, &lr, sizeof(lr));
+	glen += sizeof(lr);
+	mark(g, &glen, "n", 2, START_TSC + 400, 1);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	chunk(t, VPERF_RAWREC_GUEST_LOST, 0, &gl1, sizeof(gl1));
+	chunk(t, VPERF_RAWREC_GUEST_LOST, 0, &gl2, sizeof(gl2));
+	chunk(t, VPERF_RAWREC_EXITS_LOST, 0, &xl, sizeof(xl));
+	raw_close(t, true);
+	convert_ok(t, &st);
+	assert_int_equal(st.lost_guest, 7);
+	assert_int_equal(st.lost_producer, 11);
+	assert_int_equal(st.lost_vmm, 3);
+	assert_int_equal(st.lost_invalid_bytes, 96);
+	run_babeltrace2(t->base, t->trace, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "guest_ring_invalid"));
+	assert_non_null(strstr(r.err, "discarded"));
+	bt_run_free(&r);
+}
+
+/* A VMM killed mid-chunk: every whole chunk converts, the cut one is reported. */
+static void a_cut_raw_file_converts_up_to_its_last_whole_chunk(void **state)
+{
+	struct tdir *t = *state;
+	struct vperf_rawrec_tsc off = { .host_tsc = START_TSC, .offset = 0, .how = 1 };
+	unsigned char g[256];
+	size_t glen = 0;
+	struct vperf_convert_stats st;
+	struct stat sb;
+	struct bt_run r;
+
+	raw_open(t, 1);
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &off, sizeof(off));
+	mark(g, &glen, "kept", 1, START_TSC + 10, 1);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	mark(g, &glen, "cut", 2, START_TSC + 20, 1);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	raw_close(t, false);
+	assert_int_equal(stat(t->raw, &sb), 0);
+	assert_int_equal(truncate(t->raw, sb.st_size - 20), 0);
+	convert_ok(t, &st);
+	assert_true(st.truncated);
+	assert_int_equal(st.guest_records, 1);
+	read_clean(t->base, t->trace, &r);
+	assert_non_null(strstr(r.out, "\"kept\""));
+	assert_null(strstr(r.out, "\"cut\""));
+	bt_run_free(&r);
+}
+
+/* Not a raw recording, a damaged record size, a chunk over the limit: errors that say so. */
+static void damaged_raw_files_are_refused_with_a_reason(void **state)
+{
+	struct tdir *t = *state;
+	struct vperf_rawrec_tsc off = { .host_tsc = START_TSC, .offset = 0, .how = 1 };
+	struct vperf_convert_stats st = { .size = sizeof(st) };
+	unsigned char g[256];
+	size_t glen = 0;
+	char why[256] = "";
+	FILE *f;
+
+	f = fopen(t->raw, "w");
+	assert_non_null(f);
+	fputs("this is not a recording, but it is long enough to hold a header: 0123456789", f);
+	fclose(f);
+	assert_int_equal(vperf_convert(t->raw, t->trace, NULL, &st, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "not a vperf raw recording"));
+	assert_int_equal(access(t->trace, F_OK), -1);
+
+	raw_open(t, 1);
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &off, sizeof(off));
+	mark(g, &glen, "x", 1, START_TSC, 1);
+	((struct vperf_trace_rec *)g)->size = 200;	/* past its chunk */
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	raw_close(t, true);
+	assert_int_equal(vperf_convert(t->raw, t->trace, NULL, &st, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "size 200"));
+
+	assert_int_equal(vperf_convert("/nonexistent/raw", t->trace, NULL, &st, why, sizeof(why)),
+			 -ENOENT);
+	assert_non_null(strstr(why, "/nonexistent/raw"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(guest_times_map_through_the_tsc_offset_into_one_order,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(without_an_offset_samples_map_and_none_leaves_records_out,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(losses_become_discarded_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_cut_raw_file_converts_up_to_its_last_whole_chunk, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(damaged_raw_files_are_refused_with_a_reason, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests_name("convert", tests, NULL, NULL);
+}
