@@ -702,7 +702,9 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	struct vperf_convert_stats local = { .size = sizeof(local) };
 	struct conv *c;
 	struct vperf_ctf *ctf = NULL;
-	struct vperf_ctf_env env[48];
+	struct vperf_ctf_env env[80];
+	char vals[24][24], type_key_buf[VPERF_TRACE_NR_TYPES][48];
+	size_t nr_vals = 0;
 	char clock_note[1024], khz[32], offsets[512], cwhy[256];
 	size_t nr_env = 0, o = 0;
 	int err;
@@ -771,6 +773,42 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	env[nr_env++] = (struct vperf_ctf_env){ "tsc_khz", khz };
 	env[nr_env++] = (struct vperf_ctf_env){ "vcpu_tsc_offsets", offsets };
 	env[nr_env++] = (struct vperf_ctf_env){ "raw_truncated", c->st->truncated ? "1" : "0" };
+	/* what the recording holds, for `vperf report --header` (counted before writing) */
+	{
+		static const char *const type_keys[VPERF_TRACE_NR_TYPES] = {
+			[VPERF_TRACE_SCHED_SWITCH] = "guest_sched_switch",
+			[VPERF_TRACE_SCHED_WAKEUP] = "guest_sched_wakeup",
+			[VPERF_TRACE_FORK] = "guest_fork", [VPERF_TRACE_EXEC] = "guest_exec",
+			[VPERF_TRACE_EXIT] = "guest_exit", [VPERF_TRACE_IRQ] = "guest_irq",
+			[VPERF_TRACE_SAMPLE] = "guest_sample", [VPERF_TRACE_MARK] = "guest_marker",
+			[VPERF_TRACE_LOST] = "guest_lost_records",
+		};
+		struct { const char *key; uint64_t v; } sum[24] = {
+			{ "summary_guest_records", c->st->guest_records },
+			{ "summary_guest_unmapped", c->st->guest_unmapped },
+			{ "summary_vmm_exits", c->st->vmm_exits },
+			{ "summary_host_events", c->st->host_events },
+			{ "summary_lost_guest_ring", c->st->lost_guest },
+			{ "summary_lost_guest_producer", c->st->lost_producer },
+			{ "summary_guest_invalid_bytes", c->st->lost_invalid_bytes },
+			{ "summary_lost_vmm", c->st->lost_vmm },
+			{ "summary_lost_host", c->st->lost_host },
+			{ "summary_duration_ns", c->nr_ev ? c->ev[c->nr_ev - 1].ns - c->ev[0].ns : 0 },
+		};
+		size_t nr_sum = 10;
+
+		for (unsigned int ty = 1; ty < VPERF_TRACE_NR_TYPES && nr_sum < 24; ty++) {
+			if (!c->st->guest_by_type[ty] || !type_keys[ty])
+				continue;
+			snprintf(type_key_buf[ty], sizeof(type_key_buf[ty]), "summary_%s", type_keys[ty]);
+			sum[nr_sum].key = type_key_buf[ty];
+			sum[nr_sum++].v = c->st->guest_by_type[ty];
+		}
+		for (size_t i = 0; i < nr_sum && nr_vals < 24; i++) {
+			snprintf(vals[nr_vals], sizeof(vals[nr_vals]), "%" PRIu64, sum[i].v);
+			env[nr_env++] = (struct vperf_ctf_env){ sum[i].key, vals[nr_vals++] };
+		}
+	}
 	nr_env += meta_env(c->meta, env + nr_env, sizeof(env) / sizeof(env[0]) - nr_env);
 	{
 		uint64_t start_ns = tsc_ns(c, c->h->start_tsc);
