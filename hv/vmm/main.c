@@ -14,6 +14,7 @@
 #include <vperf/abi.h>
 
 #include "log.h"
+#include "record.h"
 #include "stats.h"
 #include "vmm.h"
 
@@ -34,6 +35,7 @@ struct options {
 	unsigned int timeout_s;
 	bool stats;
 	const char *stats_json;
+	struct record_config record;
 	char cmdline[CMDLINE_MAX];
 };
 
@@ -62,6 +64,12 @@ static void usage(FILE *f)
 		"  -s, --stats             print the VMM's exit accounting on stderr at the end\n"
 		"                          (one line per counter)\n"
 		"      --stats-json FILE   write the same as JSON to FILE\n"
+		"      --record FILE       record the run into FILE (the raw recording: this VMM's\n"
+		"                          exits, the guest's version-2 trace rings, the vCPUs'\n"
+		"                          TSC offsets, and the host kernel's kvm and sched events\n"
+		"                          of the vCPU threads through tracefs); `vperf vm record`\n"
+		"                          turns it into a CTF trace (docs/recording.md)\n"
+		"      --no-host-events    with --record: leave out the host kernel's events\n"
 		"  -d, --debug             debug messages (unhandled ports, boot layout, ...)\n"
 		"  -q, --quiet             errors only\n"
 		"  -h, --help              this help\n"
@@ -123,7 +131,7 @@ static int append_cmdline(char *dst, const char *word)
 	return 0;
 }
 
-enum { OPT_CONSOLE_LOG = 0x100, OPT_STATS_JSON, OPT_NO_INPUT };
+enum { OPT_CONSOLE_LOG = 0x100, OPT_STATS_JSON, OPT_NO_INPUT, OPT_RECORD, OPT_NO_HOST_EVENTS };
 
 /* 0: run; 1: done (help, version); -1: usage error (printed). */
 static int parse_options(int argc, char **argv, struct options *o)
@@ -140,6 +148,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
+		{ "record", required_argument, NULL, OPT_RECORD },
+		{ "no-host-events", no_argument, NULL, OPT_NO_HOST_EVENTS },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -155,6 +165,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->cfg.nr_vcpus = 1;
 	o->cfg.mem_size = (uint64_t)VM_DEFAULT_MEM_MIB << 20;
 	o->cfg.console_input = true;
+	o->record.host_events = true;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "k:i:c:a:n:m:t:sdqhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -197,6 +208,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_STATS_JSON:
 			o->stats_json = optarg;
+			break;
+		case OPT_RECORD:
+			o->record.path = optarg;
+			break;
+		case OPT_NO_HOST_EVENTS:
+			o->record.host_events = false;
 			break;
 		case 'd':
 			vmm_log_set_level(VMM_LOG_DEBUG);
@@ -256,6 +273,10 @@ int main(int argc, char **argv)
 	}
 	if (vmm__setup(&vm, &o.cfg))
 		return VM_EXIT_VMM_ERROR;
+	if (o.record.path && recorder__new(&vm, &o.record, &vm.rec)) {
+		vmm__teardown(&vm);
+		return VM_EXIT_VMM_ERROR;
+	}
 	err = vmm__run(&vm, o.timeout_s);
 	status = err ? VM_EXIT_VMM_ERROR : vmm__exit_status(&vm);
 	pr_debug("guest stopped: %s, exit status %d", vm__stop_reason_name(vm.stop_reason), status);
@@ -281,6 +302,8 @@ int main(int argc, char **argv)
 				status = VM_EXIT_VMM_ERROR;
 		}
 	}
+	recorder__delete(vm.rec);
+	vm.rec = NULL;
 	vmm__teardown(&vm);
 	return status;
 }

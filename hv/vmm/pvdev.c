@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "pvdev.h"
+#include "record.h"
 #include "vm.h"
 
 static void *pv_gpa_to_hva(void *vmm, uint64_t gpa, uint64_t len)
@@ -113,7 +114,20 @@ static void pv_report(void *vmm, int vcpu, const struct vperf_ucall *uc)
 	}
 }
 
+/* Version-2 trace records (docs/abi.md 2.5): into the recording, if there is one. */
+static void pv_trace_records(void *vmm, int vcpu, const void *records, size_t len)
+{
+	recorder__guest_records(((struct vm *)vmm)->rec, (unsigned int)vcpu, records, len);
+}
+
+static void pv_trace_clock_sample(void *vmm, int vcpu, uint64_t guest_tsc)
+{
+	recorder__clock_sample(((struct vm *)vmm)->rec, (unsigned int)vcpu, guest_tsc);
+}
+
 static const struct vperf_hv_ops pv_ops = {
+	.trace_records = pv_trace_records,
+	.trace_clock_sample = pv_trace_clock_sample,
 	.gpa_to_hva = pv_gpa_to_hva,
 	.irq_raise = pv_irq_raise,
 	.nmi_raise = pv_nmi_raise,

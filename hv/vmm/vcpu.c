@@ -17,6 +17,7 @@
 #include "cpuid.h"
 #include "log.h"
 #include "pvdev.h"
+#include "record.h"
 #include "vm.h"
 
 #define APIC_LVT1		0x360
@@ -455,11 +456,13 @@ static void *vcpu_thread(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	snprintf(name, sizeof(name), "vcpu%u", vcpu->id);
 	pthread_setname_np(pthread_self(), name);
+	atomic_store(&vcpu->tid, (int)gettid());
 	/* Host counters attach to this thread; their overflow signal interrupts KVM_RUN. */
 	vmm_pv_vcpu_enter(vcpu);
 
 	while (!vm__stopping(vm)) {
 		vcpu->stats.runs++;
+		recorder__exit_end(vcpu);	/* --record: the last exit's handling ends here */
 		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
 			int err = errno;
 
@@ -479,6 +482,7 @@ static void *vcpu_thread(void *arg)
 			}
 			break;
 		}
+		recorder__exit_begin(vcpu);
 		if (vcpu__dispatch_exit(vcpu) < 0)
 			break;
 	}

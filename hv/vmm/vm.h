@@ -86,13 +86,16 @@ struct vcpu {
 	struct vcpu_stats stats;	/* written by this vCPU's thread only */
 	uint64_t last_exit_ns;		/* CLOCK_MONOTONIC_COARSE of the last exit KVM_RUN returned, 0: none */
 	uint32_t last_exit_reason;	/* and its reason (a timed-out guest's dump says them) */
+	_Atomic int tid;		/* the vCPU thread's tid, once it runs (0 before) */
 };
 
 struct vperf_hv;
+struct recorder;
 
 struct vm {
 	struct vm_config cfg;
 	struct vperf_hv *pv;		/* the vperf device (pvdev.c) */
+	struct recorder *rec;		/* --record (record.c), or NULL */
 	int kvm_fd;
 	int vm_fd;
 	size_t run_size;		/* KVM_GET_VCPU_MMAP_SIZE */

@@ -13,6 +13,7 @@
 #include "cpuid.h"
 #include "log.h"
 #include "pvdev.h"
+#include "record.h"
 #include "platform.h"
 #include "pvport.h"
 #include "vmm.h"
@@ -278,12 +279,18 @@ int vmm__run(struct vm *vm, unsigned int timeout_s)
 			break;
 		}
 	}
+	if (!err && vm->rec && recorder__start(vm->rec)) {
+		/* a recording was asked for: do not run without one */
+		vm__request_stop(vm, VM_STOP_ERROR, VM_EXIT_VMM_ERROR);
+		err = -EIO;
+	}
 	if (!err)
 		wait_for_stop(vm, sigfd, timeout_s);
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vcpu__kick(&vm->vcpus[i]);
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vcpu__join(&vm->vcpus[i]);
+	recorder__stop(vm->rec);	/* after the vCPUs: their last exits and records */
 	console__stop(&vm->console);
 out:
 	close(sigfd);

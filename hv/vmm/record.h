@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vperf-vmm --record FILE: the raw recording (hv/include/vperf/rawrec.h).
+ *
+ * One recorder per VM.  The vCPU threads append their exit records to a
+ * buffer of their own (no lock, no system call per exit); a recorder thread
+ * wakes every RECORD_PERIOD_MS, drains the guest's trace rings through
+ * libvperf-hv, moves the exit records and the host kernel's events
+ * (tracefs.c) into the file, and at the stop writes the rest and an END
+ * chunk.  Chunks are written whole with one write(2) each, so a killed VMM
+ * leaves whole chunks behind.
+ */
+#ifndef VMM_RECORD_H
+#define VMM_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+#define RECORD_PERIOD_MS	10
+
+struct vm;
+struct vcpu;
+struct recorder;
+
+struct record_config {
+	const char *path;		/* the raw recording to create */
+	bool host_events;		/* also record the host kernel's events (tracefs.c) */
+};
+
+/* Create the file and write its header; the thread starts with recorder__start(). */
+int recorder__new(struct vm *vm, const struct record_config *cfg, struct recorder **out) __must_check;
+/* After the vCPU threads exist (their tids go into the metadata and the tracefs filters). */
+int recorder__start(struct recorder *rec) __must_check;
+/* After the vCPU threads stopped: drain everything, write END, close. */
+void recorder__stop(struct recorder *rec);
+void recorder__delete(struct recorder *rec);
+
+/*
+ * Append one chunk (type from enum vperf_rawrec_type) to the file, whole:
+ * safe from any thread.  Returns 0 or -errno (the recorder then stops
+ * recording and says why once; the VM runs on).
+ */
+int recorder__chunk(struct recorder *rec, uint32_t type, uint32_t cpu, uint32_t flags,
+		    const void *payload, uint32_t size);
+
+/* pvdev.c's libvperf-hv ops: a drain's valid guest records, a TRACE_FLUSH's clock sample. */
+void recorder__guest_records(struct recorder *rec, unsigned int vcpu, const void *records, size_t len);
+void recorder__clock_sample(struct recorder *rec, unsigned int vcpu, uint64_t guest_tsc);
+
+/* Current host TSC (what every host time in the recording is). */
+static inline uint64_t recorder__tsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/*
+ * The vCPU thread's hooks: exit_begin right after KVM_RUN returned,
+ * exit_end right before the next KVM_RUN.  No-ops without a recorder.
+ */
+void recorder__exit_begin(struct vcpu *vcpu);
+void recorder__exit_end(struct vcpu *vcpu);
+
+#endif /* VMM_RECORD_H */
