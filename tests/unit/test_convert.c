@@ -17,6 +17,7 @@
 
 #include "bt2run.h"
 #include "convert.h"
+#include "header.h"
 #include "vtest.h"
 
 #define KHZ		2000000ull	/* 2 GHz: 2 cycles per ns */
@@ -193,6 +194,25 @@ static void guest_times_map_through_the_tsc_offset_into_one_order(void **state)
 	assert_non_null(strstr(r.out, "\"guest_user\""));
 	assert_non_null(strstr(r.out, "\"vmm\""));
 	bt_run_free(&r);
+
+	/* what `vperf report --header` prints, from the metadata alone */
+	{
+		char *buf = NULL, why[256];
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+
+		assert_non_null(m);
+		assert_int_equal(vperf_recording_header(t->trace, m, why, sizeof(why)), 0);
+		fclose(m);
+		assert_non_null(strstr(buf, "# guest records: 3 (not mapped to the clock: 0)\n"));
+		assert_non_null(strstr(buf, "#   marker               3\n"));
+		assert_non_null(strstr(buf, "# vmm exits: 1\n"));
+		assert_non_null(strstr(buf, "# duration: 0.000001250 s\n"));
+		assert_non_null(strstr(buf, "# vm: vm0, 1 vCPUs"));
+		free(buf);
+		assert_int_equal(vperf_recording_header(t->base, stdout, why, sizeof(why)), -ENOENT);
+		assert_non_null(strstr(why, "is "));
+	}
 }
 
 /*

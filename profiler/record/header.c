@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/* `vperf report --header`: a recording's metadata environment and streams, for people. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "header.h"
+
+#define MAX_ENV	128
+
+struct env {
+	char *key[MAX_ENV];
+	char *val[MAX_ENV];
+	size_t n;
+};
+
+static int fail(char *why, size_t len, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *why, size_t len, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && len) {
+		va_start(ap, fmt);
+		vsnprintf(why, len, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+static char *slurp(const char *path, size_t max, int *err)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	size_t n;
+
+	if (!f) {
+		*err = -errno;
+		return NULL;
+	}
+	buf = malloc(max + 1);
+	if (!buf) {
+		fclose(f);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	n = fread(buf, 1, max, f);
+	buf[n] = '\0';
+	fclose(f);
+	*err = 0;
+	return buf;
+}
+
+/* The env { key = "value"; ... }; block, parsed in place (values unquoted). */
+static int parse_env(char *meta, struct env *e)
+{
+	char *p = strstr(meta, "\nenv {");
+
+	if (!p)
+		return -EINVAL;
+	p = strchr(p, '{') + 1;
+	while (*p && e->n < MAX_ENV) {
+		char *line = p, *eq, *v, *end;
+
+		p = strchr(p, '\n');
+		if (!p)
+			break;
+		*p++ = '\0';
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (!strncmp(line, "};", 2))
+			break;
+		eq = strstr(line, " = ");
+		if (!eq)
+			continue;
+		*eq = '\0';
+		v = eq + 3;
+		end = v + strlen(v);
+		if (end > v && end[-1] == ';')
+			*--end = '\0';
+		if (*v == '"' && end > v + 1 && end[-1] == '"') {
+			v++;
+			*--end = '\0';
+		}
+		e->key[e->n] = line;
+		e->val[e->n++] = v;
+	}
+	return 0;
+}
+
+static const char *get(const struct env *e, const char *key)
+{
+	for (size_t i = 0; i < e->n; i++)
+		if (!strcmp(e->key[i], key))
+			return e->val[i];
+	return NULL;
+}
+
+/* The value of key, or dflt. */
+static const char *val(const struct env *e, const char *key, const char *dflt)
+{
+	const char *v = get(e, key);
+
+	return v ? v : dflt;
+}
+
+static uint64_t num(const struct env *e, const char *key)
+{
+	const char *v = get(e, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int vperf_recording_header(const char *dir, FILE *out, char *why, size_t why_len)
+{
+	char path[4096], *meta;
+	struct env e = { 0 };
+	const char *v;
+	struct dirent *d;
+	char *names[512];
+	size_t nr_names = 0;
+	DIR *dh;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	meta = slurp(path, 1u << 20, &err);
+	if (!meta)
+		return fail(why, why_len, err, "%s: %s (is %s a vperf recording?)", path, strerror(-err), dir);
+	if (parse_env(meta, &e) || !get(&e, "vperf_version")) {
+		free(meta);
+		return fail(why, why_len, -EINVAL, "%s: no vperf environment in the metadata: not a vperf "
+			    "recording", path);
+	}
+	fprintf(out, "# recording: %s\n", dir);
+	fprintf(out, "# written by: vperf %s on %s%s%s\n", get(&e, "vperf_version"),
+		val(&e, "hostname", "?"), get(&e, "recorder") ? ", recorded by " : "",
+		val(&e, "recorder", ""));
+	if (get(&e, "vm_name"))
+		fprintf(out, "# vm: %s, %s vCPUs, %s bytes of memory, VMM pid %s\n", get(&e, "vm_name"),
+			val(&e, "nr_vcpus", "?"), val(&e, "mem_bytes", "?"),
+			val(&e, "vmm_pid", "?"));
+	if ((v = get(&e, "kernel")) && *v)
+		fprintf(out, "# guest kernel: %s\n", v);
+	if ((v = get(&e, "cmdline")) && *v)
+		fprintf(out, "# guest command line: %s\n", v);
+	if ((v = get(&e, "layers")))
+		fprintf(out, "# layers: %s\n", v);
+	fprintf(out, "# duration: %.9f s\n", (double)num(&e, "summary_duration_ns") / 1e9);
+	if (get(&e, "tsc_khz"))
+		fprintf(out, "# clock: host TSC at %s kHz, in ns; vCPU TSC offsets: %s\n", get(&e, "tsc_khz"),
+			val(&e, "vcpu_tsc_offsets", "?"));
+	if ((v = get(&e, "clock_note")))
+		fprintf(out, "# clock mapping: %s\n", v);
+	fprintf(out, "# guest records: %" PRIu64 " (not mapped to the clock: %" PRIu64 ")\n",
+		num(&e, "summary_guest_records"), num(&e, "summary_guest_unmapped"));
+	for (size_t i = 0; i < e.n; i++)
+		if (!strncmp(e.key[i], "summary_guest_", 14) && strcmp(e.key[i], "summary_guest_records") &&
+		    strcmp(e.key[i], "summary_guest_unmapped") && strcmp(e.key[i], "summary_guest_invalid_bytes"))
+			fprintf(out, "#   %-20s %s\n", e.key[i] + 14, e.val[i]);
+	fprintf(out, "# vmm exits: %" PRIu64 "\n", num(&e, "summary_vmm_exits"));
+	fprintf(out, "# host kernel events: %" PRIu64 " (%s)\n", num(&e, "summary_host_events"),
+		val(&e, "host_events", "not recorded"));
+	fprintf(out, "# lost: guest rings %" PRIu64 ", guest producers %" PRIu64 ", invalid guest bytes %"
+		PRIu64 ", vmm exits %" PRIu64 ", host kernel %" PRIu64 "\n", num(&e, "summary_lost_guest_ring"),
+		num(&e, "summary_lost_guest_producer"), num(&e, "summary_guest_invalid_bytes"),
+		num(&e, "summary_lost_vmm"), num(&e, "summary_lost_host"));
+	if (!strcmp(val(&e, "raw_truncated", "0"), "1"))
+		fprintf(out, "# note: the raw recording was cut short (the VMM was killed): events up to its "
+			"last whole chunk\n");
+
+	dh = opendir(dir);
+	if (dh) {
+		while ((d = readdir(dh)) && nr_names < sizeof(names) / sizeof(names[0]))
+			if (d->d_name[0] != '.' && strcmp(d->d_name, "metadata"))
+				names[nr_names++] = strdup(d->d_name);
+		closedir(dh);
+		qsort(names, nr_names, sizeof(names[0]), cmp_str);
+		fprintf(out, "# streams:");
+		for (size_t i = 0; i < nr_names; i++) {
+			struct stat sb;
+
+			snprintf(path, sizeof(path), "%s/%s", dir, names[i] ? names[i] : "");
+			if (names[i] && !stat(path, &sb))
+				fprintf(out, " %s (%lld KiB)", names[i], (long long)sb.st_size / 1024);
+			free(names[i]);
+		}
+		fprintf(out, "\n");
+	}
+	free(meta);
+	if (fflush(out) || ferror(out))
+		return fail(why, why_len, -EIO, "writing the header: %s", strerror(errno));
+	return 0;
+}
