@@ -13,6 +13,7 @@ PKGS=(
 	clang libclang-rt-14-dev # the hypercall fuzzer (libFuzzer, ASan, UBSan)
 	acpica-tools           # iasl checks vperf-vmm's ACPI tables
 	libbabeltrace-ctf-dev babeltrace2 # CTF trace writer (profiler/record); tests read traces back
+	libtraceevent-dev      # host kernel events of raw recordings (profiler/record/hostevents.c)
 )
 
 SUDO=""

@@ -391,6 +391,9 @@ static int event_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 	case VPERF_RAWREC_TRACEFS_PAGES:
 		err = vperf_hostev_reader__add_pages(c->host, n, p, ch->size);
 		return err ? fail(c, err, "host events: %s", vperf_hostev_reader__strerror(c->host)) : 0;
+	case VPERF_RAWREC_TRACEFS_STATS:
+		err = vperf_hostev_reader__add_stats(c->host, n, (const char *)p, ch->size);
+		return err ? fail(c, err, "host events: %s", vperf_hostev_reader__strerror(c->host)) : 0;
 #endif
 	default:
 		return 0;
@@ -404,6 +407,7 @@ static int host_event(const struct vperf_hostev *ev, void *ctx)
 
 	if (ev->type == VPERF_HOSTEV_OTHER)
 		return 0;
+	/* losses the pages place in time are emitted as lost_events; the total is counted below */
 	if (c->nr_hostev == c->cap_hostev) {
 		size_t cap = c->cap_hostev ? c->cap_hostev * 2 : 65536;
 		struct vperf_hostev *n = realloc(c->hostev, cap * sizeof(*n));
@@ -414,7 +418,8 @@ static int host_event(const struct vperf_hostev *ev, void *ctx)
 		c->cap_hostev = cap;
 	}
 	c->hostev[c->nr_hostev++] = *ev;
-	c->st->host_events++;
+	if (ev->type != VPERF_HOSTEV_LOST)
+		c->st->host_events++;
 	return 0;
 }
 #endif
@@ -733,6 +738,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 		err = fail(c, err, "host events: %s", strerror(-err));
 		goto out;
 	}
+	vperf_hostev_reader__report_lost(c->host, true);
 #endif
 	err = walk(c, event_pass);
 	if (err)
@@ -745,8 +751,11 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	}
 	c->st->lost_host = vperf_hostev_reader__lost(c->host);
 	for (size_t i = 0; i < c->nr_hostev; i++) {
+		bool lost = c->hostev[i].type == VPERF_HOSTEV_LOST;
+
 		err = push(c, (struct cev){ .ns = tsc_ns(c, c->hostev[i].tsc), .p = &c->hostev[i],
-					    .cpu = c->hostev[i].cpu, .src = SRC_HOST,
+					    .count = lost ? (c->hostev[i].lost.count ? c->hostev[i].lost.count : 1) : 0,
+					    .cpu = c->hostev[i].cpu, .src = lost ? SRC_LOST : SRC_HOST,
 					    .layer = VPERF_CTF_HOST_KERNEL });
 		if (err)
 			goto out;
