@@ -365,7 +365,7 @@ static void write_meta(struct recorder *rec)
 	META("cmdline=%s\n", vm->cfg.cmdline ? vm->cfg.cmdline : "");
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		META("vcpu%u_tid=%d\n", i, (int)atomic_load(&vm->vcpus[i].tid));
-	META("clock=host TSC; guest TSC - offset = host TSC (KVM_VCPU_TSC_OFFSET)\n");
+	META("clock_mapping=host TSC; guest TSC - offset = host TSC (KVM_VCPU_TSC_OFFSET)\n");
 	if (rec->ht)
 		META("host_events=kvm:kvm_entry,kvm:kvm_exit,kvm:kvm_inj_virq,sched:sched_switch,"
 		     "sched:sched_wakeup%s%s\n", rec->host_why[0] ? "; " : "", rec->host_why);

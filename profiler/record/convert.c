@@ -268,7 +268,8 @@ static int clock_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 	} else if (ch->type == VPERF_RAWREC_END) {
 		c->ended = true;
 	} else if (ch->type == VPERF_RAWREC_META) {
-		size_t room = sizeof(c->meta) - 1 - c->meta_len, len = ch->size < room ? ch->size : room;
+		/* 512 bytes spare: meta_env() may lengthen up to 80 keys by 5 bytes */
+		size_t room = sizeof(c->meta) - 512 - c->meta_len, len = ch->size < room ? ch->size : room;
 
 		memcpy(c->meta + c->meta_len, p, len);
 		c->meta_len += len;
@@ -328,7 +329,7 @@ static int event_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 		if (n >= c->h->nr_vcpus || ch->size % sizeof(struct vperf_rawrec_exit))
 			return fail(c, -EINVAL, "a bad exits chunk (vCPU %u, %u bytes)", n, ch->size);
 		for (size_t i = 0; i < ch->size / sizeof(struct vperf_rawrec_exit); i++) {
-			const struct vperf_rawrec_exit *x = (const void *)p + i;
+			const struct vperf_rawrec_exit *x = (const struct vperf_rawrec_exit *)p + i;
 
 			err = push(c, (struct cev){ .ns = tsc_ns(c, x->exit_tsc), .p = x, .cpu = n,
 						    .src = SRC_EXIT, .layer = VPERF_CTF_VMM });
@@ -672,6 +673,21 @@ static int map_file(struct conv *c, const char *path)
 	return 0;
 }
 
+static bool tsdl_keyword(const char *k)
+{
+	static const char *const kw[] = {
+		"align", "callsite", "const", "char", "clock", "double", "enum", "env", "event",
+		"floating_point", "float", "integer", "int", "long", "short", "signed", "stream", "string",
+		"struct", "trace", "typealias", "typedef", "unsigned", "variant", "void", "_Bool",
+		"_Complex", "_Imaginary",
+	};
+
+	for (size_t i = 0; i < sizeof(kw) / sizeof(kw[0]); i++)
+		if (!strcmp(k, kw[i]))
+			return true;
+	return false;
+}
+
 /* "key=value" lines of the META chunk into environment entries; "vcpuN_tid" and such kept. */
 static size_t meta_env(char *meta, struct vperf_ctf_env *env, size_t max)
 {
@@ -694,6 +710,11 @@ static size_t meta_env(char *meta, struct vperf_ctf_env *env, size_t max)
 		for (char *v = eq + 1; *v; v++)
 			if (*v < 0x20 || *v > 0x7e || *v == '"' || *v == '\\')
 				*v = '?';
+		/* a key that is a TSDL keyword ("clock", "trace", ...) would break the metadata */
+		if (tsdl_keyword(line)) {
+			memmove(line + 5, line, strlen(line) + 1);
+			memcpy(line, "meta_", 5);
+		}
 		env[n].key = line;
 		env[n].value = eq + 1;
 		n++;
