@@ -126,6 +126,9 @@ size_t hv_trace_rec_check(const void *buf, size_t avail)
 		end = sizeof(*r) + r->name_len;
 		if (size != ROUND8(end) || !all_zero(b + end, size - end))
 			return 0;
+		/* UTF-8 without NUL (docs/abi.md 2.5) */
+		if (memchr(r->name, '\0', r->name_len))
+			return 0;
 		return utf8_valid((const unsigned char *)r->name, r->name_len) ? size : 0;
 	}
 	case VPERF_TRACE_LOST: {

@@ -603,6 +603,9 @@ static void trace_record_check_enforces_each_rule(void **state)
 	assert_int_equal(hv_trace_rec_check(b, n), n);
 	m->kind = VPERF_TRACE_MARK_NR_KINDS;
 	assert_int_equal(hv_trace_rec_check(b, n), 0);
+	n = mark_rec(b, "ab", 0, 0);
+	m->name[1] = '\0';						/* a NUL inside the name */
+	assert_int_equal(hv_trace_rec_check(b, n), 0);
 
 	memset(b, 0, sizeof(b));
 	s->h.type = VPERF_TRACE_SAMPLE;
