@@ -242,6 +242,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		pr_err("no kernel: give one with --kernel BZIMAGE (see --help)");
 		return -1;
 	}
+	if (!o->record.host_events && !o->record.path) {
+		pr_err("--no-host-events goes with --record FILE (see --help)");
+		return -1;
+	}
 	if (append_cmdline(o->cmdline, cmdline) || append_cmdline(o->cmdline, append))
 		return -1;
 	for (; optind < argc; optind++) {

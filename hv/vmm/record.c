@@ -30,15 +30,6 @@
 #include "log.h"
 #include "record.h"
 #include "tracefs.h"
-
-/*
- * tracefs.c (the host kernel's events) may be left out of a build: then these are NULL and the
- * recording says host events are missing.
- */
-#pragma weak hosttrace__start
-#pragma weak hosttrace__poll
-#pragma weak hosttrace__stop
-#pragma weak hosttrace__delete
 #include "vm.h"
 
 #ifndef VPERF_VMM_VERSION
@@ -396,9 +387,6 @@ int recorder__start(struct recorder *rec)
 		tids[i] = atomic_load(&vm->vcpus[i].tid);
 	if (!rec->cfg.host_events) {
 		snprintf(rec->host_why, sizeof(rec->host_why), "not asked for (--no-host-events)");
-	} else if (!hosttrace__start) {
-		snprintf(rec->host_why, sizeof(rec->host_why), "this vperf-vmm was built without tracefs.c");
-		pr_warn("--record: no host kernel events: %s", rec->host_why);
 	} else {
 		bool missing = false;
 

@@ -27,6 +27,8 @@ printf 'not a kernel\n' >"$tmp/notakernel"
 head -c 2048 /dev/zero >"$tmp/zeros"
 run 0 "exit status:" --help
 run 0 "vperf-vmm " --version
+run 0 "--record FILE" --help
+run 125 "--no-host-events goes with --record FILE" --kernel "$tmp/x" --no-host-events
 run 125 "no kernel: give one with --kernel" --vcpus 2
 run 125 "unknown option" --frobnicate
 run 125 "--vcpus 0: out of range (1..16)" --kernel "$tmp/x" --vcpus 0
