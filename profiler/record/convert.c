@@ -50,7 +50,7 @@ enum {
 
 static const char *const irq_kinds[] = { "other", "timer", "reschedule", "call_function", "device" };
 static const char *const mark_kinds[] = { "begin", "end", "instant" };
-/* KVM_EXIT_* (linux/kvm.h), the ones a VMM sees */
+/* KVM_EXIT_* (linux/kvm.h) names; the number is kept whole beside it, named or not */
 static const char *const kvm_exits[] = {
 	"unknown", "exception", "io", "hypercall", "debug", "hlt", "mmio", "irq_window_open",
 	"shutdown", "fail_entry", "intr", "set_tpr", "tpr_access", "s390_sieic", "s390_reset",
@@ -88,7 +88,7 @@ static const struct vperf_ctf_field_desc f_marker[] = {
 	F("name", STRING), F("value", U64), FL("kind", U8, mark_kinds), F("pid", U32), F("tid", U32),
 };
 static const struct vperf_ctf_field_desc f_vmm_exit[] = {
-	F("vcpu", U32), FL("reason", U8, kvm_exits), FX("addr", U64), F("write", U8),
+	F("vcpu", U32), F("reason", U32), F("reason_name", STRING), FX("addr", U64), F("write", U8),
 	F("duration_ns", U64),
 };
 static const struct vperf_ctf_field_desc f_kvm_entry[] = {
@@ -615,11 +615,13 @@ static int emit_one(struct conv *c, struct vperf_ctf *ctf, const struct cev *e)
 		uint64_t end = x->resume_tsc > x->exit_tsc ? x->resume_tsc : x->exit_tsc;
 		struct vperf_ctf_value v[] = {
 			VPERF_CTF_U32(e->cpu),
-			VPERF_CTF_U8(x->reason < sizeof(kvm_exits) / sizeof(kvm_exits[0]) ? x->reason : 0),
+			VPERF_CTF_U32(x->reason),
+			VPERF_CTF_STR(x->reason < sizeof(kvm_exits) / sizeof(kvm_exits[0]) ? kvm_exits[x->reason] :
+									       "unknown"),
 			VPERF_CTF_U64(x->addr), VPERF_CTF_U8(x->flags & VPERF_RAWREC_EXIT_WRITE ? 1 : 0),
 			VPERF_CTF_U64(tsc_ns(c, end) - tsc_ns(c, x->exit_tsc)),
 		};
-		return vperf_ctf__emit(s, EV_VMM_EXIT, e->ns, v, 5);
+		return vperf_ctf__emit(s, EV_VMM_EXIT, e->ns, v, 6);
 	}
 	case SRC_LOST:
 		return vperf_ctf__lost(s, e->ns, e->count);
