@@ -65,6 +65,8 @@ static long vperf_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return vperf_ioctl_thread_list(file, uarg);
 	case _IOC_NR(VPERF_IOC_VCPU_TOTALS):
 		return vperf_ioctl_vcpu_totals(uarg);
+	case _IOC_NR(VPERF_IOC_MARK_FLUSH):
+		return vperf_ioctl_mark_flush();
 	default:
 		return -ENOTTY;
 	}
@@ -77,6 +79,7 @@ static int vperf_open(struct inode *inode, struct file *file)
 
 static int vperf_release(struct inode *inode, struct file *file)
 {
+	vperf_marks_release(file);	/* no mapping is left: each held the file */
 	vperf_thread_release(file);
 	return 0;
 }

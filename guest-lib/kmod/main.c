@@ -5,7 +5,8 @@
  * It finds the device (CPUID), registers one shared page per vCPU and sets
  * its virtual counters, offers /dev/vperf with an information ioctl and
  * per-thread counters (thread.c), and binds the ACPI device to count its
- * interrupts.  Samples come later.
+ * interrupts, samples on overflow NMIs, and traces the guest into per-vCPU
+ * rings the host reads (trace.c, mark.c).
  */
 #include <linux/init.h>
 #include <linux/moduleparam.h>
@@ -81,8 +82,14 @@ static int __init vperf_init(void)
 	ret = vperf_dev_init();
 	if (ret)
 		goto exit_sampling;
+	/* last: with trace=1 it starts tracing, and a failure there only leaves tracing off */
+	ret = vperf_trace_init();
+	if (ret)
+		goto exit_dev;
 	return 0;
 
+exit_dev:
+	vperf_dev_exit();
 exit_sampling:
 	vperf_sampling_exit();
 exit_threads:
@@ -94,6 +101,7 @@ exit_pages:
 
 static void __exit vperf_exit(void)
 {
+	vperf_trace_exit();
 	vperf_dev_exit();
 	vperf_sampling_exit();
 	vperf_threads_exit();

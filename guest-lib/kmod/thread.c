@@ -28,8 +28,9 @@
  * page and data pages).  While any such context lives, every vCPU's
  * vcpu-clock raises an NMI each period (pv.c); the NMI handler calls
  * vperf_thread_overflow(), which finds the interrupted thread's context by
- * RCU (NMI-safe), appends a record and queues a per-CPU irq_work that
- * signals the thread.  Only the NMI on the CPU the thread runs on writes its
+ * RCU (NMI-safe), appends a record (and, while tracing is on, a SAMPLE
+ * record to the vCPU's trace ring: trace.c) and queues a per-CPU irq_work
+ * that signals the thread.  Only the NMI on the CPU the thread runs on writes its
  * ring, so records have one producer.
  */
 #include <linux/irq_work.h>
@@ -363,6 +364,7 @@ static void vperf_probe_process_exit(void *data, struct task_struct *task)
 {
 	struct vperf_thread *t;
 
+	vperf_mark_task_exit(task);	/* its markers, a last time (mark.c) */
 	if (!atomic_read(&vperf_nr_threads))
 		return;
 	spin_lock(&vperf_threads_lock);
@@ -469,13 +471,24 @@ void vperf_thread_overflow(struct pt_regs *regs, const struct vperf_vcpu_page *v
 	struct vperf_thread_page *tp;
 	struct vperf_sig_work *sw;
 	struct vperf_thread *t;
-	u64 head, tail, idx;
-	u32 i, seq;
+	u64 head, tail, idx, values[VPERF_NR_COUNTERS];
+	u32 i, seq, nr = 0;
 
 	rcu_read_lock();
 	t = vperf_thread_find(current);
 	if (!t || !t->ring)
 		goto out;
+	/* the counts as the page would have them now, unless the NMI hit a page update */
+	tp = t->tp;
+	seq = READ_ONCE(tp->seq);
+	if (!(seq & 1) && t->base_cpu == (int)smp_processor_id()) {
+		nr = min_t(u32, t->nr, VPERF_NR_COUNTERS);
+		for (i = 0; i < nr; i++)
+			values[i] = tp->counters[i].value +
+				    (vp->counters[i].value - t->base[i].value);
+	}
+	/* into this vCPU's trace ring too, while tracing is on (trace.c) */
+	vperf_trace_sample(regs, values, nr);
 	hdr = page_address(t->ring[0]);
 	head = t->ring_head;
 	tail = READ_ONCE(hdr->tail);	/* the reader's: anything */
@@ -494,13 +507,9 @@ void vperf_thread_overflow(struct pt_regs *regs, const struct vperf_vcpu_page *v
 	rec->pid = task_tgid_nr(current);
 	rec->tid = task_pid_nr(current);
 	rec->cpu = smp_processor_id();
-	/* the counts as the page would have them now, unless the NMI hit a page update */
-	tp = t->tp;
-	seq = READ_ONCE(tp->seq);
-	if (!(seq & 1) && t->base_cpu == (int)smp_processor_id()) {
-		for (i = 0; i < t->nr && i < ARRAY_SIZE(rec->values); i++)
-			rec->values[i] = tp->counters[i].value +
-					 (vp->counters[i].value - t->base[i].value);
+	if (nr) {
+		for (i = 0; i < nr && i < ARRAY_SIZE(rec->values); i++)
+			rec->values[i] = values[i];
 		rec->flags |= VPERF_SAMPLE_VALUES;
 	}
 	t->ring_head = head + 1;
@@ -921,6 +930,8 @@ int vperf_thread_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (vma->vm_pgoff == VPERF_SAMPLE_PGOFF)
 		return vperf_ring_mmap(file, vma);
+	if (vma->vm_pgoff == VPERF_MARK_PGOFF)
+		return vperf_mark_mmap(file, vma);	/* mark.c: no context needed */
 	if (vma->vm_pgoff != 0 && vma->vm_pgoff != VPERF_DOORBELL_PGOFF)
 		return -EINVAL;
 	if (vma->vm_end - vma->vm_start != PAGE_SIZE)

@@ -7,6 +7,7 @@
 #define VPERF_GUEST_H
 
 #include <linux/atomic.h>
+#include <linux/percpu.h>
 #include <linux/types.h>
 
 struct pt_regs;
@@ -93,6 +94,58 @@ long vperf_ioctl_thread_stop(struct file *file);
 long vperf_ioctl_thread_read(struct file *file);
 long vperf_ioctl_thread_list(struct file *file, void __user *uarg);
 int vperf_thread_mmap(struct file *file, struct vm_area_struct *vma);
+
+/*
+ * trace.c: the per-vCPU trace rings (docs/abi.md 2.5 version 2, 7.3).
+ * Counters per CPU, summed by the trace_stats parameter; updated with
+ * this_cpu ops, which nesting writers (interrupts, NMIs) cannot tear.
+ */
+enum vperf_trace_counter {
+	VPERF_TC_BYTES,			/* record bytes written into rings */
+	VPERF_TC_FLUSHED,		/* bytes TRACE_FLUSH said the host consumed */
+	VPERF_TC_CONSUMED,		/* tails of unregistered rings */
+	VPERF_TC_RING_HEAD,		/* heads of unregistered rings */
+	VPERF_TC_RING_LOST,		/* lost counts of unregistered rings */
+	VPERF_TC_FLUSHES,
+	VPERF_TC_FLUSH_ERRORS,
+	VPERF_TC_WATERMARKS,		/* flushes asked for by a half-full ring */
+	VPERF_TC_IRQ_NOVECTOR,		/* device interrupts whose vector was unknown */
+	VPERF_TC_MARK_USER_LOST,	/* marker records the threads could not write */
+	VPERF_TC_MARK_INVALID,		/* marker records refused */
+	VPERF_TC_MARK_ORPHANED,		/* marker records no ring could take (tracing off) */
+	VPERF_TC_WATCH_OUT,		/* trace_watch's thread: switched out */
+	VPERF_TC_WATCH_IN,		/* switched in */
+	VPERF_TC_WATCH_WOKEN,		/* woken */
+	VPERF_TC_WATCH_MARKS,		/* its marker records copied */
+	VPERF_TC_NR
+};
+
+struct vperf_trace_stats {
+	u64 produced[VPERF_TRACE_NR_TYPES];	/* records written, per type */
+	u64 lost[VPERF_TRACE_NR_TYPES];		/* records dropped: the ring was full */
+	u64 irq_kind[VPERF_TRACE_IRQ_NR_KINDS];	/* IRQ records per kind */
+	u64 c[VPERF_TC_NR];
+};
+
+DECLARE_PER_CPU(struct vperf_trace_stats, vperf_trace_stats);
+
+int vperf_trace_init(void);
+void vperf_trace_exit(void);
+bool vperf_trace_enabled(void);
+bool vperf_trace_watched(pid_t tid);
+/* Preemption off: a whole record into this CPU's ring; 0, -ENOSPC (full), -ENODEV (no ring). */
+int vperf_trace_write(const void *rec, u32 size, bool count_lost);
+s64 vperf_trace_flush(void);	/* preemption off, not in NMI: this CPU's ring */
+void vperf_trace_sample(struct pt_regs *regs, const u64 *counts, u32 nr);	/* NMI */
+
+/* mark.c: user-space markers */
+struct task_struct;
+int vperf_marks_count(void);
+void vperf_mark_switch_out(struct task_struct *prev);
+void vperf_mark_task_exit(struct task_struct *task);
+void vperf_marks_release(struct file *file);
+long vperf_ioctl_mark_flush(void);
+int vperf_mark_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* dev.c */
 int vperf_dev_init(void);

@@ -288,4 +288,62 @@ struct vperf_vcpu_totals {
 _Static_assert(sizeof(struct vperf_vcpu_totals) == VPERF_VCPU_TOTALS_SIZE_VER0,
 	       "struct vperf_vcpu_totals layout changed");
 
+/*
+ * Trace markers (docs/abi.md 7.3): a thread's own buffer of user-space
+ * records, which the module copies into the vCPU trace rings (ABI 2.5,
+ * version 2) while tracing is on (module parameter `trace`).
+ *
+ * mmap(NULL, (1 + pages) * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+ * VPERF_MARK_PGOFF * 4096), pages a power of 2 from 1 to
+ * VPERF_MARK_MAX_PAGES, gives the calling thread its marker buffer: a
+ * header page (struct vperf_mark_buf) and the data pages.  No context is
+ * needed; one buffer per thread, on the file that first mapped it (another
+ * file: EBUSY; another size: EINVAL), not inherited by fork.  Tracing off:
+ * ENODATA; a device without trace rings: ENODEV.
+ *
+ * The thread writes whole struct vperf_trace_mark records (abi.h, type
+ * VPERF_TRACE_MARK, tsc from rdtsc, flags 0) at head % data_size (a record
+ * may wrap from the end of the data to its start), then stores head + size
+ * with release order.  It reads tail (acquire) for the free space; a
+ * record that does not fit is counted in lost (a running count).  The
+ * module copies every complete record up to head into the ring of the vCPU
+ * it runs on when the thread is switched out (up to
+ * VPERF_MARK_SWITCH_BUDGET bytes each time), when it exits, when the
+ * buffer's file is released, and at VPERF_IOC_MARK_FLUSH.  It validates
+ * each record (a bad size, type, flags, kind, name_len, padding or UTF-8
+ * name is refused and counted in `invalid`; a size that cannot be
+ * followed drops everything up to head as one refused record), writes
+ * the record's cpu, pid and tid itself, and reports lost and invalid
+ * records in VPERF_TRACE_LOST records (source USER and INVALID).  Only
+ * head and lost are the thread's to write.
+ */
+#define VPERF_MARK_PGOFF		3	/* mmap offset, in pages, of the marker buffer */
+#define VPERF_MARK_BUF_VERSION		1
+#define VPERF_MARK_MAX_PAGES		256	/* data pages: 1 MiB */
+#define VPERF_MARK_SWITCH_BUDGET	16384	/* bytes copied at one switch-out */
+
+struct vperf_mark_buf {
+	__u32 size;		/* module: sizeof(struct vperf_mark_buf) */
+	__u32 version;		/* module: VPERF_MARK_BUF_VERSION */
+	__u64 data_size;	/* module: bytes of data (the pages after this one), 2^n */
+	__u64 head;		/* thread: bytes written (free-running) */
+	__u64 tail;		/* module: bytes consumed */
+	__u64 lost;		/* thread: records it could not write (buffer full) */
+	__u64 copied;		/* module: records copied into the trace */
+	__u64 invalid;		/* module: records refused */
+	__u64 reserved;
+};
+
+#define VPERF_MARK_BUF_SIZE_VER0	64
+
+_Static_assert(sizeof(struct vperf_mark_buf) == VPERF_MARK_BUF_SIZE_VER0,
+	       "struct vperf_mark_buf layout changed");
+_Static_assert(__builtin_offsetof(struct vperf_mark_buf, head) == 16, "mark head offset");
+
+/*
+ * VPERF_IOC_MARK_FLUSH: copy the calling thread's marker buffer into the
+ * trace now (0; ENOENT: the thread has no buffer; ENODATA: tracing is off).
+ */
+#define VPERF_IOC_MARK_FLUSH	_IO(VPERF_IOC_MAGIC, 0x06)
+
 #endif /* VPERF_GUEST_UAPI_H */
