@@ -57,7 +57,6 @@
 #include "internal.h"
 #include "vperf_guest_uapi.h"
 
-#define PV_DEFAULT_DEVICE	"/dev/" VPERF_DEV_NAME
 #define PV_NR			VPERF_THREAD_MAX_COUNTERS
 #define PV_LOCAL_ROWS		16	/* THREAD_LIST rows read into a stack buffer */
 #define PV_LIST_TRIES		8	/* growing the buffer while threads appear */
@@ -140,13 +139,6 @@ static pid_t my_tid(void)
 	if (!cached_tid)
 		cached_tid = gettid();
 	return cached_tid;
-}
-
-const char *vperf__pv_device(void)
-{
-	const char *dev = secure_getenv("VPERF_PV_DEVICE");
-
-	return dev && *dev ? dev : PV_DEFAULT_DEVICE;
 }
 
 /* ---- the thread page ---- */

@@ -291,6 +291,7 @@ void vperf__pv_munmap(void *addr, size_t len);
 /* The device's doorbell page (one page at VPERF_DOORBELL_PGOFF), read-only. */
 int vperf__pv_mmap_doorbell(int fd, void **addr);
 int vperf__pv_mmap_ring(int fd, size_t len, void **addr);	/* the sample ring, read-write */
+int vperf__pv_mmap_mark(int fd, size_t len, void **addr);	/* a marker buffer, read-write */
 void vperf__pv_close(int fd);
 
 struct vperf_thread_page;

@@ -2,10 +2,12 @@
 /*
  * The system-call seams.  They live in their own file so that unit tests
  * can replace them with -Wl,--wrap=<name>: vperf__perf_event_open for the
- * perf backend, vperf__pv_* for the pv backend's /dev/vperf.
+ * perf backend, vperf__pv_* for the pv backend's and the markers'
+ * /dev/vperf (and where it is: vperf__pv_device()).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -20,6 +22,13 @@ int vperf__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	long fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 
 	return fd < 0 ? -errno : (int)fd;
+}
+
+const char *vperf__pv_device(void)
+{
+	const char *dev = secure_getenv("VPERF_PV_DEVICE");
+
+	return dev && *dev ? dev : "/dev/" VPERF_DEV_NAME;
 }
 
 /* Read-write where allowed (a sample ring maps writable), else read-only (counting needs no more). */
@@ -60,6 +69,16 @@ int vperf__pv_mmap_doorbell(int fd, void **addr)
 int vperf__pv_mmap_ring(int fd, size_t len, void **addr)
 {
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, VPERF_SAMPLE_PGOFF * 4096L);
+
+	if (m == MAP_FAILED)
+		return -errno;
+	*addr = m;
+	return 0;
+}
+
+int vperf__pv_mmap_mark(int fd, size_t len, void **addr)
+{
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, VPERF_MARK_PGOFF * 4096L);
 
 	if (m == MAP_FAILED)
 		return -errno;

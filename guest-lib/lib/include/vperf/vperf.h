@@ -414,6 +414,68 @@ VPERF_API int vperf_evset__sample(struct vperf_evset *es, int idx,
 /* Samples the kernel took that the library could not deliver. */
 VPERF_API uint64_t vperf_evset__samples_lost(const struct vperf_evset *es);
 
+/* ---- trace markers -------------------------------------------------- */
+
+/*
+ * Markers put the application's own events into the guest's trace: the
+ * per-vCPU rings vperf_guest.ko fills when tracing is on (its `trace`
+ * parameter) and the host records next to the guest's scheduling and
+ * interrupts (docs/abi.md 7.3).  A marker has a name (1..64 bytes of
+ * UTF-8), a value, and a kind: the begin or the end of a span, or an
+ * instant.  It is stamped with the guest's time stamp counter (rdtsc)
+ * when it is made, and the kernel adds the CPU, process and thread.
+ *
+ *	vperf_trace_mark("parse", n, VPERF_MARK_BEGIN);
+ *	parse(n);
+ *	vperf_trace_mark("parse", n, VPERF_MARK_END);
+ *
+ * The first marker of a thread maps the thread's own marker buffer from
+ * /dev/vperf (a few system calls); every later one is a few stores into
+ * it: no system call, no VM exit.  vperf_guest.ko copies the buffer into
+ * the trace when the thread is switched out, when it exits, and at
+ * vperf_trace_flush().  The buffer holds $VPERF_MARK_KB KiB (a power of 2
+ * from 4 to 1024; default 64, other values are ignored) of 48..104-byte
+ * markers; a marker that finds it full is dropped and counted
+ * (vperf_trace_marks_lost()), and the trace says how many were lost: never
+ * silently.  The environment variable VPERF_PV_DEVICE names another device
+ * node, as for the "pv" backend.
+ *
+ * Returns 0, or a negative errno:
+ *   -EINVAL      a name that is NULL, empty, longer than 64 bytes or not
+ *                UTF-8, or an unknown kind (no system call is made)
+ *   -ENOSPC      the buffer is full: the marker is counted lost
+ *   -ENODEV      no /dev/vperf (not a vperf guest, or vperf_guest.ko is not
+ *                loaded), or a hypervisor without trace rings
+ *   -ENODATA     tracing is off (vperf_guest.ko's parameter `trace` is 0)
+ *   -EOPNOTSUPP  a vperf_guest.ko without markers, or not x86
+ *   -EACCES, -ENOMEM, -EPROTO (module and library do not match), -EBUSY
+ *                (the thread's buffer was mapped through another open of
+ *                /dev/vperf, not libvperf's)
+ * A thread whose first marker failed (other than -EINVAL) gets the same
+ * error from every later one, without trying again.
+ *
+ * Markers are per thread and need no event set.  Not async-signal-safe: a
+ * signal handler must not make markers in a thread that may be making one.
+ * A child of fork() maps a buffer of its own at its first marker.
+ */
+enum vperf_mark_kind {
+	VPERF_MARK_BEGIN = 0,	/* a span starts */
+	VPERF_MARK_END = 1,	/* the span of the same name ends */
+	VPERF_MARK_INSTANT = 2,	/* a point in time */
+};
+
+VPERF_API int vperf_trace_mark(const char *name, uint64_t value, enum vperf_mark_kind kind);
+
+/*
+ * Copy the calling thread's markers into the trace now (one system call):
+ * 0 (also when the thread made none), or the error its first marker got,
+ * or -ENODATA (tracing is off).
+ */
+VPERF_API int vperf_trace_flush(void);
+
+/* Markers the calling thread dropped because its buffer was full. */
+VPERF_API uint64_t vperf_trace_marks_lost(void);
+
 /* ---- event lists ---------------------------------------------------- */
 
 enum vperf_event_kind {
