@@ -90,7 +90,11 @@ fi
 # (tests/vm/guest/vperf-keys.c). The tracepoints are the module's, held where it can be loaded (L2).
 if [ -x /bin/vperf-keys ]; then
 	tps=""
-	[ "$TAG" = VPERF ] || tps="sched:sched_switch sched:sched_process_exit sched:sched_process_fork"
+	# the module's own, then those its tracing (trace=1) adds
+	[ "$TAG" = VPERF ] || tps="sched:sched_switch sched:sched_process_exit sched:sched_process_fork
+		sched:sched_waking sched:sched_wakeup sched:sched_wakeup_new sched:sched_process_exec
+		irq:irq_handler_entry irq_vectors:local_timer_entry irq_vectors:reschedule_entry
+		irq_vectors:call_function_entry irq_vectors:call_function_single_entry"
 	# shellcheck disable=SC2086 # words
 	vperf-keys $tps >/tmp/vperf-keys.log 2>&1 &
 	i=0

@@ -8,7 +8,8 @@
  *    (checked in __schedule), a vCPU's local APIC flips apic_sw_disabled, and vperf-vmm's per-vCPU perf events
  *    flip perf_sched_events and perf_swevent_enabled[]. About one L2 boot in ten froze L1.
  *  - In L2 every load and unload of vperf_guest.ko patches the tracepoints it hooks (sched_switch,
- *    sched_process_exit, sched_process_fork): a tracepoint's static key flips when it gets its first probe, and
+ *    sched_process_exit, sched_process_fork; with trace=1 also the sched wakeup, exec, irq and irq_vectors
+ *    ones init.sh names): a tracepoint's static key flips when it gets its first probe, and
  *    its static call is repointed when it goes between one probe (called directly) and two (the iterator). CI
  *    runs froze in the middle of the kmod test's load/unload cycles, first with no other probe, then with one.
  *    vperf stat's perf events flip the perf keys as in L1.

@@ -52,6 +52,29 @@
 #   thread-hc       --stats: SNAPSHOT hypercalls lie between the slices the thread pages accounted and the
 #                   programs' budget (START, a switch-in and a switch-out per slice, STOP): none for switches
 #                   between unmonitored threads
+#   (trace-*: tracing, docs/abi.md 7.3; vperf-kmod-trace, known answers from the module's trace_stats; /init
+#   gave every tracepoint the module hooks two probes of vperf-keys' while one CPU ran)
+#   trace-start     writing 1 to the parameter `trace` starts tracing
+#   trace-on        every online vCPU has a registered ring
+#   trace-marks     10000 libvperf markers, 9999 of them under seccomp strict mode's rule (as a filter: strict mode
+#                   also turns rdtsc off): exactly 10000 copied, none lost or refused, all with the writer's tid;
+#                   the vCPUs' exits grow by less than 1000; cycles per marker (and `vperf-kmod-trace cost`
+#                   prints them against a getppid() system call: a figure, not a case)
+#   trace-wrap      2000 markers through a 4 KiB buffer, flushed every 30: all copied
+#   trace-lost      1000 markers into a 4 KiB buffer: as many reported lost as the library counted, the rest copied
+#   trace-sleep     a thread that sleeps 100 times: >= 100 switch records out, in, and wakeups of it
+#   trace-hostile   garbage in a marker buffer: exactly its valid records copied (with the true tid), exactly its
+#                   bad ones refused, a well-behaved writer's 1000 markers all copied; mmap refusals
+#   trace-sample    one SAMPLE record per sampling NMI
+#   trace-procs     fork, exec and exit records of 20 processes
+#   trace-irq       timer, IPI and device interrupt records, with the vectors the kernel uses
+#   trace-hotplug   CPU 1 offline: 1 ring; online again: 2
+#   trace-off       writing 0: no ring left; bytes written = consumed by the host = TRACE_FLUSH results; 0 lost
+#   trace-params    trace_ring_kb refuses 3 and 4096, takes 2048
+#   trace-load      insmod trace=1 trace_ring_kb=64 traces from the start (2000 markers through 64 KiB rings);
+#                   trace_ring_kb=3 fails the load; rmmod with tracing on
+#   trace-register  the VMM's accounting (--stats): an even number of TRACE_REGISTER calls on every vCPU (each ring
+#                   unregistered), at least 2
 #   irq        vperf-kmod-irq: task-clock overflow interrupts at 1000 Hz on CPU 0 advance irq_count
 #   hotplug    CPU 1 offline: 1 page left; online again: 2 pages (the module follows CPU hotplug)
 #   cycles     100 cycles (VPERF_KMOD_CYCLES): insmod, a process with 4 monitored threads runs (each
@@ -93,6 +116,23 @@ case_ params $?
 for m in api single "migrate 50" split sleep read inherit attach doorbell exits stress conserve sample; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
 l=$(cat /sys/module/vperf_guest/parameters/lost_slices); echo "KMOD-LOST $l"
 case "$l" in *"elsewhere 0 snapshot_failures 0") case_ slices 0 ;; *) case_ slices 1 ;; esac
+# tracing: /init held every tracepoint the module hooks while only CPU 0 ran (init.sh, vperf-keys)
+tp=/sys/module/vperf_guest/parameters
+c1=/sys/devices/system/cpu/cpu1/online
+echo 1 >$tp/trace; st=$?; echo "KMOD-TRACE-START $(head -1 $tp/trace_stats)"; case_ trace-start $st
+for m in on "marks 10000" wrap lost sleep hostile sample procs irq; do vperf-kmod-trace $m; case_ trace-${m% *} $?; done
+vperf-kmod-trace cost	# a figure, no verdict
+r1=x; r2=x
+echo 0 >$c1 && r1=$(sed -n "s/^on 1 rings \([0-9]*\).*/\1/p" $tp/trace_stats) && echo 1 >$c1 &&
+	r2=$(sed -n "s/^on 1 rings \([0-9]*\).*/\1/p" $tp/trace_stats)
+echo "KMOD-TRACE-HOTPLUG rings $r1 with CPU 1 offline, $r2 with it online"
+[ "$r1" = 1 ] && [ "$r2" = 2 ]; case_ trace-hotplug $?
+vperf-kmod-trace stats
+echo 0 >$tp/trace; vperf-kmod-trace off; case_ trace-off $?
+# refusals may log: the console first sends what is printed so far (a kernel line cuts into a user one)
+sleep 1; p=0; echo 3 >$tp/trace_ring_kb 2>/dev/null && p=1; echo 4096 >$tp/trace_ring_kb 2>/dev/null && p=1
+echo 2048 >$tp/trace_ring_kb || p=1; sleep 1; echo "KMOD-TRACE-PARAMS trace_ring_kb $(cat $tp/trace_ring_kb) (3 and 4096 refused: $p = 0)"
+echo 1024 >$tp/trace_ring_kb; [ $p = 0 ]; case_ trace-params $?
 vperf-kmod-thread hold 3 & hp=$!
 sleep 1
 if rmmod vperf_guest; then echo "KMOD-UNLOAD rmmod succeeded with a monitored thread"; insmod /payload/vperf_guest.ko; u=1
@@ -131,6 +171,15 @@ while [ $i -lt '"$CYCLES"' ]; do
 done
 m=$(mem)
 t1=$(cut -d" " -f1 /proc/uptime)
+# tracing from the load on, small rings (markers fill them: flushes when full), then unloaded with tracing on
+l=1
+sleep 1	# as for trace-params: the refused load logs
+if insmod /payload/vperf_guest.ko trace_ring_kb=3 2>/dev/null; then echo "KMOD-TRACE-LOAD trace_ring_kb=3 loaded"; rmmod vperf_guest
+elif sleep 1; insmod /payload/vperf_guest.ko trace=1 trace_ring_kb=64; then
+	vperf-kmod-trace loaded && vperf-kmod-trace marks 2000 && vperf-kmod-trace stats && rmmod vperf_guest && l=0
+fi
+echo "KMOD-TRACE-LOAD status $l"
+[ $l = 0 ]; case_ trace-load $?
 echo "KMOD-CYCLES-RESULT $n of '"$CYCLES"' (rmmod refused while monitored $refused, monitored runs ok $churned; SUnreclaim ${m10:-?} kB at cycle 10, $m kB at the end; $t0 -> $t1 s)"
 [ $n = '"$CYCLES"' ] && [ $refused = '"$CYCLES"' ] && [ $churned = '"$CYCLES"' ] && [ -n "$m10" ] &&
 	[ $((m - m10)) -lt '"$LEAK_KB"' ]; case_ cycles $?
@@ -147,7 +196,7 @@ steal0=$(steal); wall0=$(date +%s)
 set +e
 "$VM_DIR/vm-run.sh" --vcpus 2 --timeout 300 --vmm-arg --stats \
 	--add "$B/vperf_guest.ko" --add "$B/vperf-kmod-info" --add "$B/vperf-kmod-irq" \
-	--add "$B/vperf-kmod-thread" "$@" -- "$GUEST_CMD" 2>&1 | tee "$LOG"
+	--add "$B/vperf-kmod-thread" --add "$B/vperf-kmod-trace" "$@" -- "$GUEST_CMD" 2>&1 | tee "$LOG"
 st=${PIPESTATUS[0]}
 set -e
 tr -d '\r' <"$LOG" >"$LOG.clean"
@@ -165,8 +214,9 @@ first() { { grep -a "$1" "$LOG.clean" || true; } | head -1 | sed "s/.*$2 *//"; }
 
 for c in insmod devnode ioctl params thread-api thread-single thread-migrate thread-split thread-sleep \
 	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-stress thread-conserve thread-sample slices \
-	thread-unload irq \
-	hotplug cycles dmesg; do
+	trace-start trace-on trace-marks trace-wrap trace-lost trace-sleep trace-hostile trace-sample trace-procs \
+	trace-irq trace-hotplug trace-off trace-params thread-unload irq \
+	hotplug cycles trace-load dmesg; do
 	s="$(case_status "$c")"
 	case "$c" in
 	insmod) detail="$(line 'vperf_guest: registered')" ;;
@@ -191,6 +241,12 @@ for c in insmod devnode ioctl params thread-api thread-single thread-migrate thr
 	thread-doorbell) detail="$({ grep -a 'kmod-thread: doorbell [oF][kA]' "$LOG.clean" || true; } | tail -2 |
 		sed 's/.*kmod-thread: doorbell [a-zA-Z]* //' | paste -sd';')" ;;
 	thread-unload) detail="$(line 'KMOD-UNLOAD rmmod') / $(line 'KMOD-UNLOAD holder')" ;;
+	trace-start) detail="$(line 'KMOD-TRACE-START')" ;;
+	trace-hotplug) detail="$(line 'KMOD-TRACE-HOTPLUG')" ;;
+	trace-params) detail="$(line 'KMOD-TRACE-PARAMS')" ;;
+	trace-load) detail="$(first 'kmod-trace: loaded [oF]' 'kmod-trace: loaded [a-zA-Z]*'); $(line 'KMOD-TRACE-LOAD status')" ;;
+	trace-*) detail="$({ grep -a "kmod-trace: ${c#trace-} [oF][kA]" "$LOG.clean" || true; } |
+		sed 's/.*kmod-trace: [a-z]* [a-zA-Z]* //' | head -4 | paste -sd';')" ;;
 	irq) detail="$(first 'kmod-irq: counters_set' 'kmod-irq:')" ;;
 	hotplug) detail="$({ grep -a 'kmod-info: size\|KMOD-HOTPLUG' "$LOG.clean" || true; } | tail -2 |
 		sed -n 's/.*\(cpus [0-9]* pages [0-9]*\).*/\1/p; s/.*KMOD-HOTPLUG //p' | paste -sd' ')" ;;
@@ -218,5 +274,11 @@ loads="$(sed -n 's/.*kmod-thread: doorbell loads \([0-9]*\).*/\1/p' "$LOG.clean"
 ok=0
 [ "$loads" -gt 0 ] && [ "$dbs" = "$loads" ] && ok=1
 report thread-doorbell-exits "$ok" "doorbell loads made $loads, doorbell exits served by vperf-vmm $dbs"
+# trace-register: every trace ring registered was unregistered again, on every vCPU
+tregs="$(sed -n 's/.*vperf-vmm: stats: \(vcpu[0-9]*\) vperf TRACE_REGISTER \([0-9]*\).*/\1=\2/p' "$LOG.clean")"
+ok=0
+[ -z "$tregs" ] || ok="$(echo "$tregs" | awk -F= '{ n++; if ($2 % 2 || $2 < 2) bad = 1 } END { print (bad || n < 2) ? 0 : 1 }')"
+report trace-register "$ok" "TRACE_REGISTER calls: $(echo "${tregs:-none}" | paste -sd' '); TRACE_FLUSH: $(
+	sed -n 's/.*vperf-vmm: stats: \(vcpu[0-9]*\) vperf TRACE_FLUSH \([0-9]*\).*/\1=\2/p' "$LOG.clean" | paste -sd' ')"
 [ "$st" = 0 ] || { echo "kmod-test: the guest run ended with status $st"; exit "$st"; }
 [ "$fails" = 0 ]
