@@ -1,28 +1,65 @@
 // SPDX-License-Identifier: MIT
 /*
- * vperf vm run: run a command in a guest booted by vperf-vmm and exit with
- * its status.  The options are checked here, so that a mistake gets the
- * same clear message as every vperf command, then the VM runner
- * (tests/vm/vm-run.sh: guest image, --add staging, direct or nested mode)
- * takes over this process.
+ * vperf vm run | record: run a command in a guest booted by vperf-vmm.
+ * The options are checked here, so that a mistake gets the same clear
+ * message as every vperf command, then the VM runner (tests/vm/vm-run.sh:
+ * guest image, --add staging, direct or nested mode) does the rest.
+ *
+ * `vm run` hands this process over to the runner.  `vm record` runs it as a
+ * child with --record (vperf-vmm's raw recording, brought back to this
+ * host) and --guest-trace, then converts the raw recording into the CTF
+ * recording (profiler/record/convert.h, docs/recording.md) and prints
+ * what it holds.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "builtin.h"
 #include "util/options.h"
 
+#ifdef VPERF_HAVE_RECORD
+#include <vperf/abi.h>
+#include "convert.h"
+#endif
+
 #ifndef VPERF_VM_RUNNER
 #define VPERF_VM_RUNNER "vm-run.sh"
 #endif
 
+#define RAW_SUBDIR	".raw"
+#define RAW_NAME	"vmm.vraw"
+#define DEFAULT_OUTPUT	"vperf.data"
+
 enum { OPT_VCPUS = 1, OPT_MEM, OPT_KERNEL, OPT_INITRD, OPT_ADD, OPT_TIMEOUT, OPT_MODE, OPT_QUIET,
-       OPT_NO_VPERF, OPT_HELP };
+       OPT_NO_VPERF, OPT_HELP, OPT_OUTPUT, OPT_NO_HOST_EVENTS, OPT_RAW_ONLY, OPT_RECORD_MAX };
+
+/* The options of every vm command that boots a guest (vm run's). */
+#define VM_GUEST_OPTS \
+	{ 0, "vcpus", "n", "guest vCPUs, 1 to 16 (default 2)", OPT_VCPUS }, \
+	{ 0, "mem", "MiB", "guest memory, at least 64 (default 512)", OPT_MEM }, \
+	{ 0, "kernel", "file", "guest kernel (bzImage) instead of the bundled image's", OPT_KERNEL }, \
+	{ 0, "initrd", "file", "guest initramfs instead of the bundled image's", OPT_INITRD }, \
+	{ 0, "add", "path[:guest-path]", "put a file or directory into the guest (default " \
+	  "/payload/NAME); programs bring their shared libraries", OPT_ADD }, \
+	{ 0, "timeout", "seconds", "give up after this long (default 600): exit status 124", \
+	  OPT_TIMEOUT }, \
+	{ 0, "mode", "auto|direct|nested", "run vperf-vmm here (direct) or inside a QEMU TCG guest " \
+	  "(nested); auto picks direct only with hardware virtualization", OPT_MODE }, \
+	{ 'q', "quiet", NULL, "show only the guest's output", OPT_QUIET }, \
+	{ 0, "no-vperf", NULL, "do not put this vperf, vperf-demo and vperf_guest.ko (loaded) into " \
+	  "the guest", OPT_NO_VPERF }
 
 static const char *const run_synopsis[] = {
 	"vperf vm run [--vcpus N] [--mem MiB] [--kernel K --initrd I] [--add PATH[:GUEST_PATH]]... -- cmd [args]",
@@ -30,19 +67,7 @@ static const char *const run_synopsis[] = {
 };
 
 static const struct cli_option run_opts[] = {
-	{ 0, "vcpus", "n", "guest vCPUs, 1 to 16 (default 2)", OPT_VCPUS },
-	{ 0, "mem", "MiB", "guest memory, at least 64 (default 512)", OPT_MEM },
-	{ 0, "kernel", "file", "guest kernel (bzImage) instead of the bundled image's", OPT_KERNEL },
-	{ 0, "initrd", "file", "guest initramfs instead of the bundled image's", OPT_INITRD },
-	{ 0, "add", "path[:guest-path]", "put a file or directory into the guest (default "
-	  "/payload/NAME); programs bring their shared libraries", OPT_ADD },
-	{ 0, "timeout", "seconds", "give up after this long (default 600): exit status 124",
-	  OPT_TIMEOUT },
-	{ 0, "mode", "auto|direct|nested", "run vperf-vmm here (direct) or inside a QEMU TCG guest "
-	  "(nested); auto picks direct only with hardware virtualization", OPT_MODE },
-	{ 'q', "quiet", NULL, "show only the guest's output", OPT_QUIET },
-	{ 0, "no-vperf", NULL, "do not put this vperf, vperf-demo and vperf_guest.ko (loaded) into "
-	  "the guest", OPT_NO_VPERF },
+	VM_GUEST_OPTS,
 	{ 'h', "help", NULL, "show this help", OPT_HELP },
 };
 
@@ -57,14 +82,58 @@ static const struct cli_usage run_usage = {
 	.nr_opts = (int)(sizeof(run_opts) / sizeof(run_opts[0])),
 };
 
+static const char *const record_synopsis[] = {
+	"vperf vm record [vm run options] [-o DIR] [--no-host-events] [--raw-only] -- cmd [args]",
+	NULL,
+};
+
+static const struct cli_option record_opts[] = {
+	VM_GUEST_OPTS,
+	{ 'o', "output", "dir", "the recording (default " DEFAULT_OUTPUT "; an existing one is "
+	  "renamed to DIR.old first, and an existing DIR.old recording removed)", OPT_OUTPUT },
+	{ 0, "no-host-events", NULL, "leave out the host kernel's kvm and sched events",
+	  OPT_NO_HOST_EVENTS },
+	{ 0, "raw-only", NULL, "keep only vperf-vmm's raw recording (DIR/" RAW_SUBDIR "/" RAW_NAME
+	  "), do not convert it", OPT_RAW_ONLY },
+	{ 0, "record-max", "MiB", "nested mode: the most the raw recording may hold (default 256)",
+	  OPT_RECORD_MAX },
+	{ 'h', "help", NULL, "show this help", OPT_HELP },
+};
+
+static const struct cli_usage record_usage = {
+	.cmd = "vm record",
+	.synopsis = record_synopsis,
+	.summary = "Boot a guest as `vperf vm run` does, record the run across layers (vperf-vmm's "
+		   "exits, the guest kernel's and guest programs' trace records through "
+		   "vperf_guest.ko, the host kernel's kvm and sched events of the vCPU threads) and "
+		   "write it as a CTF trace into DIR (`babeltrace2 DIR` reads it). The exit status is "
+		   "the command's; a guest that crashed (123) or timed out (124) is still recorded, and "
+		   "so is a run stopped with Ctrl-C.",
+	.opts = record_opts,
+	.nr_opts = (int)(sizeof(record_opts) / sizeof(record_opts[0])),
+};
+
+/* A vm command's parsed options: the runner's argument vector so far, and what the command uses itself. */
+struct vm_args {
+	char **argv;		/* the runner, its options; NULL-terminated by vm_args__command() */
+	int n;
+	int cmd;		/* first word of the guest command in the caller's argv */
+	bool with_vperf;
+	bool quiet;
+	const char *runner;
+	char self[PATH_MAX];	/* this executable, for --vperf */
+	/* vm record's own */
+	const char *output;
+	const char *record_max;
+	bool no_host_events;
+	bool raw_only;
+};
+
 static bool number_in(const char *s, long lo, long hi)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	return !errno && *s && !*end && v >= lo && v <= hi;
+	return !cli_parse_long(s, lo, hi, &v);
 }
 
 static const char *runner_path(void)
@@ -74,57 +143,69 @@ static const char *runner_path(void)
 	return env && *env ? env : VPERF_VM_RUNNER;
 }
 
-static int cmd_vm_run(int argc, char **argv)
+static void vm_args__exit(struct vm_args *va)
+{
+	free(va->argv);
+	va->argv = NULL;
+}
+
+/*
+ * Parse u's options (vm run's, and vm record's own where u has them) into va and the runner's
+ * arguments; the guest command must follow.  Returns -1 to go on, or the exit status to return
+ * (0 after --help, VPERF_EXIT_USAGE or 1 after a message).
+ */
+static int vm_args__parse(struct vm_args *va, const struct cli_usage *u, int argc, char **argv)
 {
 	struct cli_parser p;
-	char **args;
-	int n = 0, opt, ret = VPERF_EXIT_USAGE;
-	const char *runner = runner_path();
-	bool have_kernel = false, have_initrd = false, with_vperf = true;
-	char self[PATH_MAX];
+	int opt, ret = VPERF_EXIT_USAGE;
+	bool have_kernel = false, have_initrd = false;
 
-	if (cli_parser__init(&p, &run_usage, argc, argv))
-		return cli_error("vm run", "out of memory");
-	/* runner, the options (at most 2 words each), --vperf EXE, "--", the command, NULL */
-	args = calloc((size_t)argc * 2 + 6, sizeof(*args));
-	if (!args) {
+	memset(va, 0, sizeof(*va));
+	va->with_vperf = true;
+	va->runner = runner_path();
+	if (cli_parser__init(&p, u, argc, argv))
+		return cli_error(u->cmd, "out of memory");
+	/* runner, options (at most 2 words each), --vperf EXE, the caller's (at most 12), "--", command, NULL */
+	va->argv = calloc((size_t)argc * 2 + 20, sizeof(*va->argv));
+	if (!va->argv) {
 		cli_parser__exit(&p);
-		return cli_error("vm run", "out of memory");
+		return cli_error(u->cmd, "out of memory");
 	}
-	args[n++] = (char *)runner;
+	va->argv[va->n++] = (char *)va->runner;
 	while ((opt = cli_getopt(&p)) != CLI_OPT_END) {
 		const char *a = p.optarg;
 		struct stat st;
 
 		switch (opt) {
 		case OPT_HELP:
-			cli_usage__print(&run_usage, stdout);
+			cli_usage__print(u, stdout);
 			ret = 0;
 			goto out;
 		case OPT_VCPUS:
 			if (!number_in(a, 1, 16)) {
-				cli_usage_error(&run_usage, "--vcpus '%s': a number from 1 to 16", a);
+				cli_usage_error(u, "--vcpus '%s': a number from 1 to 16", a);
 				goto out;
 			}
-			args[n++] = "--vcpus";
+			va->argv[va->n++] = "--vcpus";
 			break;
 		case OPT_MEM:
 			if (!number_in(a, 64, 1024 * 1024)) {
-				cli_usage_error(&run_usage, "--mem '%s': MiB, from 64", a);
+				cli_usage_error(u, "--mem '%s': MiB, from 64", a);
 				goto out;
 			}
-			args[n++] = "--mem";
+			va->argv[va->n++] = "--mem";
 			break;
 		case OPT_KERNEL:
 		case OPT_INITRD:
+			errno = 0;
 			if (stat(a, &st) || !S_ISREG(st.st_mode) || access(a, R_OK)) {
-				cli_usage_error(&run_usage, "--%s '%s': %s", opt == OPT_KERNEL ? "kernel" :
-						"initrd", a, errno ? strerror(errno) : "not a readable file");
+				cli_usage_error(u, "--%s '%s': %s", opt == OPT_KERNEL ? "kernel" : "initrd",
+						a, errno ? strerror(errno) : "not a readable file");
 				goto out;
 			}
 			have_kernel |= opt == OPT_KERNEL;
 			have_initrd |= opt == OPT_INITRD;
-			args[n++] = opt == OPT_KERNEL ? "--kernel" : "--initrd";
+			va->argv[va->n++] = opt == OPT_KERNEL ? "--kernel" : "--initrd";
 			break;
 		case OPT_ADD: {
 			char path[PATH_MAX];
@@ -132,91 +213,499 @@ static int cmd_vm_run(int argc, char **argv)
 			size_t len = colon ? (size_t)(colon - a) : strlen(a);
 
 			if (!len || len >= sizeof(path)) {
-				cli_usage_error(&run_usage, "--add '%s': PATH[:GUEST_PATH]", a);
+				cli_usage_error(u, "--add '%s': PATH[:GUEST_PATH]", a);
 				goto out;
 			}
 			memcpy(path, a, len);
 			path[len] = '\0';
 			if (access(path, R_OK)) {
-				cli_usage_error(&run_usage, "--add '%s': %s: %s", a, path, strerror(errno));
+				cli_usage_error(u, "--add '%s': %s: %s", a, path, strerror(errno));
 				goto out;
 			}
 			if (colon && colon[1] != '/') {
-				cli_usage_error(&run_usage, "--add '%s': the guest path must be absolute", a);
+				cli_usage_error(u, "--add '%s': the guest path must be absolute", a);
 				goto out;
 			}
-			args[n++] = "--add";
+			va->argv[va->n++] = "--add";
 			break;
 		}
 		case OPT_TIMEOUT:
 			if (!number_in(a, 1, 7 * 24 * 3600)) {
-				cli_usage_error(&run_usage, "--timeout '%s': seconds, from 1", a);
+				cli_usage_error(u, "--timeout '%s': seconds, from 1", a);
 				goto out;
 			}
-			args[n++] = "--timeout";
+			va->argv[va->n++] = "--timeout";
 			break;
 		case OPT_MODE:
 			if (strcmp(a, "auto") && strcmp(a, "direct") && strcmp(a, "nested")) {
-				cli_usage_error(&run_usage, "--mode '%s': auto, direct or nested", a);
+				cli_usage_error(u, "--mode '%s': auto, direct or nested", a);
 				goto out;
 			}
-			args[n++] = "--mode";
+			va->argv[va->n++] = "--mode";
 			break;
 		case OPT_QUIET:
-			args[n++] = "--quiet";
+			va->argv[va->n++] = "--quiet";
+			va->quiet = true;
 			a = NULL;
 			break;
 		case OPT_NO_VPERF:
-			with_vperf = false;
+			va->with_vperf = false;
+			a = NULL;
+			break;
+		case OPT_OUTPUT:
+			va->output = a;
+			a = NULL;
+			break;
+		case OPT_NO_HOST_EVENTS:
+			va->no_host_events = true;
+			break;
+		case OPT_RAW_ONLY:
+			va->raw_only = true;
+			break;
+		case OPT_RECORD_MAX:
+			if (!number_in(a, 1, 65536)) {
+				cli_usage_error(u, "--record-max '%s': MiB, from 1 to 65536", a);
+				goto out;
+			}
+			va->record_max = a;
 			a = NULL;
 			break;
 		default:
 			goto out;	/* cli_getopt printed the problem */
 		}
 		if (a)
-			args[n++] = (char *)a;
+			va->argv[va->n++] = (char *)a;
 	}
 	if (have_kernel != have_initrd) {
-		cli_usage_error(&run_usage, "--kernel and --initrd go together (the bundled image's "
-				"init runs the command)");
+		cli_usage_error(u, "--kernel and --initrd go together (the bundled image's init runs "
+				"the command)");
 		goto out;
 	}
 	if (p.optind >= argc) {
-		cli_usage_error(&run_usage, "no command to run in the guest");
+		cli_usage_error(u, "no command to run in the guest");
 		goto out;
 	}
-	if (with_vperf) {
+	va->cmd = p.optind;
+	if (va->with_vperf) {
 		/* vperf in the guest: this executable (and the vperf-demo next to it) */
-		ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		ssize_t len = readlink("/proc/self/exe", va->self, sizeof(va->self) - 1);
 
 		if (len < 0) {
-			ret = cli_error("vm run", "cannot find this vperf's executable (/proc/self/exe): "
+			ret = cli_error(u->cmd, "cannot find this vperf's executable (/proc/self/exe): "
 					"%s; --no-vperf runs without it", strerror(errno));
 			goto out;
 		}
-		self[len] = '\0';
-		args[n++] = "--vperf";
-		args[n++] = self;
+		va->self[len] = '\0';
+		va->argv[va->n++] = "--vperf";
+		va->argv[va->n++] = va->self;
 	}
-	args[n++] = "--";
-	for (int i = p.optind; i < argc; i++)
-		args[n++] = argv[i];
-	args[n] = NULL;
+	ret = -1;
+out:
+	cli_parser__exit(&p);
+	if (ret >= 0)
+		vm_args__exit(va);
+	return ret;
+}
+
+/* "--", the guest command, and the terminating NULL. */
+static void vm_args__command(struct vm_args *va, int argc, char **argv)
+{
+	va->argv[va->n++] = "--";
+	for (int i = va->cmd; i < argc; i++)
+		va->argv[va->n++] = argv[i];
+	va->argv[va->n] = NULL;
+}
+
+static int cmd_vm_run(int argc, char **argv)
+{
+	struct vm_args va;
+	int ret = vm_args__parse(&va, &run_usage, argc, argv);
+
+	if (ret >= 0)
+		return ret;
+	vm_args__command(&va, argc, argv);
 	if (fflush(stdout) == EOF) {
 		ret = cli_error("vm run", "cannot write to stdout: %s", strerror(errno));
 		goto out;
 	}
-	execv(runner, args);
+	execv(va.runner, va.argv);
 	ret = cli_error("vm run", "cannot run the VM runner %s: %s (set VPERF_VM_RUNNER to "
-			"tests/vm/vm-run.sh of a vperf source tree)", runner, strerror(errno));
+			"tests/vm/vm-run.sh of a vperf source tree)", va.runner, strerror(errno));
 out:
-	free(args);
-	cli_parser__exit(&p);
+	vm_args__exit(&va);
+	return ret;
+}
+
+/* ---- vm record ---------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t record_signal;	/* the first SIGINT/SIGTERM/SIGHUP */
+static volatile pid_t record_child;
+
+/* Ctrl-C and friends: the runner stops the guest and brings the recording back; we convert it. */
+static void record_on_signal(int sig)
+{
+	pid_t child = record_child;
+
+	if (!record_signal)
+		record_signal = sig;
+	if (child > 0)
+		kill(child, SIGTERM);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) ? -errno : 0;
+}
+
+/* Is path (a directory) a vperf recording: a CTF metadata file or a raw recording in it? */
+static bool is_recording_dir(const char *path)
+{
+	char p[PATH_MAX + 32];
+	DIR *d;
+	struct dirent *de;
+	bool empty = true;
+
+	snprintf(p, sizeof(p), "%s/metadata", path);
+	if (!access(p, F_OK))
+		return true;
+	snprintf(p, sizeof(p), "%s/" RAW_SUBDIR "/" RAW_NAME, path);
+	if (!access(p, F_OK))
+		return true;
+	d = opendir(path);
+	if (!d)
+		return false;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = false;
+	closedir(d);
+	return empty;
+}
+
+/*
+ * perf's habit: an existing DIR becomes DIR.old, replacing an older DIR.old; then DIR and its raw
+ * subdirectory are made.  Returns 0 or 1 after a message.
+ */
+static int prepare_output(const char *dir, char *raw, size_t raw_len)
+{
+	char old[PATH_MAX + 8];
+	struct stat st;
+
+	if (snprintf(old, sizeof(old), "%s.old", dir) >= (int)sizeof(old) ||
+	    snprintf(raw, raw_len, "%s/" RAW_SUBDIR "/" RAW_NAME, dir) >= (int)raw_len)
+		return cli_error("vm record", "-o '%s': the path is too long", dir);
+	if (!lstat(dir, &st)) {
+		if (!lstat(old, &st)) {
+			if (S_ISDIR(st.st_mode) && !is_recording_dir(old))
+				return cli_error("vm record", "-o %s: %s exists and is not a vperf "
+						 "recording; move it away (DIR is renamed to DIR.old)",
+						 dir, old);
+			if (S_ISDIR(st.st_mode) ? nftw(old, remove_entry, 16, FTW_DEPTH | FTW_PHYS)
+						: unlink(old))
+				return cli_error("vm record", "removing the older recording %s: %s", old,
+						 strerror(errno));
+		}
+		if (rename(dir, old))
+			return cli_error("vm record", "renaming %s to %s: %s", dir, old,
+					 strerror(errno));
+	} else if (errno != ENOENT) {
+		return cli_error("vm record", "-o %s: %s", dir, strerror(errno));
+	}
+	if (mkdir(dir, 0755))
+		return cli_error("vm record", "creating %s: %s", dir, strerror(errno));
+	snprintf(old, sizeof(old), "%s/" RAW_SUBDIR, dir);
+	if (mkdir(old, 0755))
+		return cli_error("vm record", "creating %s: %s", old, strerror(errno));
+	return 0;
+}
+
+/* Check -o before anything happens: a name of its own in a writable directory. */
+static int check_output(const char *dir)
+{
+	char parent[PATH_MAX];
+	const char *base, *slash;
+	size_t len = strlen(dir);
+
+	if (!len)
+		return cli_usage_error(&record_usage, "-o '': name a directory");
+	if (len + sizeof("/" RAW_SUBDIR "/" RAW_NAME) + 16 > PATH_MAX)
+		return cli_usage_error(&record_usage, "-o '%s': the path is too long", dir);
+	slash = strrchr(dir, '/');
+	base = slash ? slash + 1 : dir;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return cli_usage_error(&record_usage, "-o '%s': name the recording's directory itself "
+				       "(e.g. %s%s" DEFAULT_OUTPUT ")", dir, dir,
+				       *base && dir[len - 1] != '/' ? "/" : "");
+	if (!slash)
+		strcpy(parent, ".");
+	else if (slash == dir)
+		strcpy(parent, "/");
+	else
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir), dir);
+	if (access(parent, W_OK | X_OK))
+		return cli_usage_error(&record_usage, "-o '%s': cannot create it in %s: %s", dir,
+				       parent, strerror(errno));
+	return 0;
+}
+
+static const char *run_ending(int status)
+{
+	switch (status) {
+	case 122: return "L1 crashed (status 122): the recording ends there";
+	case 123: return "the guest crashed (status 123): the recording ends at the crash";
+	case 124: return "the guest timed out (status 124): the recording ends at the timeout";
+	case 125: return "vperf-vmm or the nested stack failed (status 125)";
+	case 126: return "the guest reported no status (126)";
+	default:
+		return status > 128 && status < 160 ? "vperf-vmm was stopped by a signal: the recording "
+						       "ends there" : NULL;
+	}
+}
+
+#ifdef VPERF_HAVE_RECORD
+/* Bytes in dir's visible files (the CTF trace). */
+static uint64_t dir_bytes(const char *dir)
+{
+	char p[PATH_MAX + 264];
+	uint64_t sum = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (!stat(p, &st) && S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return sum;
+}
+
+static const char *const guest_type_names[] = {
+	[VPERF_TRACE_SCHED_SWITCH] = "sched_switch",
+	[VPERF_TRACE_SCHED_WAKEUP] = "sched_wakeup",
+	[VPERF_TRACE_FORK] = "process_fork",
+	[VPERF_TRACE_EXEC] = "process_exec",
+	[VPERF_TRACE_EXIT] = "process_exit",
+	[VPERF_TRACE_IRQ] = "irq_entry",
+	[VPERF_TRACE_SAMPLE] = "sample",
+	[VPERF_TRACE_MARK] = "marker",
+	[VPERF_TRACE_LOST] = "lost",
+};
+
+/* Convert dir's raw recording into dir, print the summary.  0, or 1 after a message. */
+static int record_convert(const char *dir, const char *raw, uint64_t raw_size)
+{
+	struct vperf_convert_opts opts = { .size = sizeof(opts) };
+	struct vperf_convert_stats st = { .size = sizeof(st) };
+	char aside[PATH_MAX + 32], rawdir[PATH_MAX + 8], aside_raw[PATH_MAX + 48], why[512] = "";
+	char types[512] = "";
+	const char *slash = strrchr(dir, '/');
+	size_t o = 0;
+	uint64_t lost;
+	int err, back;
+
+	/* the writer wants an empty directory: the raw recording waits beside it meanwhile */
+	snprintf(rawdir, sizeof(rawdir), "%s/" RAW_SUBDIR, dir);
+	if (slash)
+		snprintf(aside, sizeof(aside), "%.*s/.%s.vraw-%ld", (int)(slash - dir), dir, slash + 1,
+			 (long)getpid());
+	else
+		snprintf(aside, sizeof(aside), ".%s.vraw-%ld", dir, (long)getpid());
+	snprintf(aside_raw, sizeof(aside_raw), "%s/" RAW_NAME, aside);
+	if (rename(rawdir, aside))
+		return cli_error("vm record", "moving %s aside for the conversion: %s", rawdir,
+				 strerror(errno));
+	err = vperf_convert(aside_raw, dir, &opts, &st, why, sizeof(why));
+	back = rename(aside, rawdir) ? errno : 0;
+	if (back)
+		cli_warn("vm record", "moving the raw recording back from %s to %s: %s", aside, rawdir,
+			 strerror(back));
+	if (err && !back) {
+		/* the converter names the file where it was: name it where it is */
+		char *at = strstr(why, aside_raw);
+		size_t alen = strlen(aside_raw), rlen = strlen(raw);
+
+		if (at && strlen(why) - alen + rlen < sizeof(why)) {
+			memmove(at + rlen, at + alen, strlen(at + alen) + 1);
+			memcpy(at, raw, rlen);
+		}
+	}
+	if (err)
+		return cli_error("vm record", "converting %s into the CTF recording %s failed: %s "
+				 "(%s); the raw recording stays in %s", raw, dir,
+				 why[0] ? why : "no reason given", strerror(-err),
+				 back ? aside_raw : raw);
+
+	for (size_t i = 1; i < sizeof(guest_type_names) / sizeof(guest_type_names[0]) &&
+			   i < sizeof(st.guest_by_type) / sizeof(st.guest_by_type[0]); i++) {
+		int w;
+
+		if (!st.guest_by_type[i] || !guest_type_names[i])
+			continue;
+		w = snprintf(types + o, sizeof(types) - o, "%s%s %" PRIu64, o ? ", " : "",
+			     guest_type_names[i], st.guest_by_type[i]);
+		if (w < 0 || (size_t)w >= sizeof(types) - o)
+			break;
+		o += (size_t)w;
+	}
+	lost = st.lost_guest + st.lost_producer + st.lost_vmm + st.lost_host;
+	fprintf(stderr, "[ vperf vm record: %" PRIu64 " events over %.3f s, %u vCPUs: %" PRIu64
+		" guest records%s%s%s, %" PRIu64 " VMM exits, %" PRIu64 " host kernel events ]\n",
+		st.events, (double)st.duration_ns / 1e9, st.nr_vcpus, st.guest_records,
+		types[0] ? " (" : "", types, types[0] ? ")" : "", st.vmm_exits, st.host_events);
+	fprintf(stderr, "[ vperf vm record: lost %" PRIu64 ": guest rings %" PRIu64 ", guest "
+		"producers %" PRIu64 ", VMM exits %" PRIu64 ", host kernel %" PRIu64 "; refused guest "
+		"bytes %" PRIu64 "%s ]\n", lost, st.lost_guest, st.lost_producer, st.lost_vmm,
+		st.lost_host, st.lost_invalid_bytes, lost ? " (babeltrace2 warns where)" : "");
+	if (st.guest_unmapped)
+		fprintf(stderr, "[ vperf vm record: %" PRIu64 " guest records left out: no clock "
+			"mapping for their vCPU ]\n", st.guest_unmapped);
+	if (st.truncated)
+		fprintf(stderr, "[ vperf vm record: the raw recording was cut short (vperf-vmm did not "
+			"finish it): converted up to its last whole chunk ]\n");
+	if (st.host_events_missing)
+		fprintf(stderr, "[ vperf vm record: no host kernel events: the recording's metadata "
+			"(host_events) says why ]\n");
+	fprintf(stderr, "[ vperf vm record: Captured and wrote %.3f MB %s (raw recording %.3f MB in "
+		"%s) ]\n", (double)dir_bytes(dir) / 1e6, dir, (double)raw_size / 1e6, raw);
+	return 0;
+}
+#endif
+
+static int cmd_vm_record(int argc, char **argv)
+{
+	struct vm_args va;
+	struct sigaction sa = { .sa_handler = record_on_signal }, old_sa[3];
+	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	char raw[PATH_MAX], dirbuf[PATH_MAX];
+	const char *dir, *ending;
+	struct stat rst = { 0 };
+	int ret = vm_args__parse(&va, &record_usage, argc, argv), status, wst;
+	pid_t pid;
+
+	if (ret >= 0)
+		return ret;
+	/* "-o rec/" is "-o rec" */
+	snprintf(dirbuf, sizeof(dirbuf), "%s", va.output ? va.output : DEFAULT_OUTPUT);
+	for (size_t len = strlen(dirbuf); len > 1 && dirbuf[len - 1] == '/'; len--)
+		dirbuf[len - 1] = '\0';
+	dir = dirbuf;
+	ret = check_output(dir);
+	if (ret)
+		goto out;
+#ifndef VPERF_HAVE_RECORD
+	if (!va.raw_only) {
+		ret = cli_error("vm record", "this vperf was built without the CTF writer "
+				"(libbabeltrace-ctf was missing: Debian package libbabeltrace-ctf-dev, "
+				"scripts/install-deps.sh), so it cannot write the recording; install it and "
+				"rebuild, or use --raw-only to keep vperf-vmm's raw recording");
+		goto out;
+	}
+#endif
+	if (access(va.runner, X_OK)) {
+		ret = cli_error("vm record", "cannot run the VM runner %s: %s (set VPERF_VM_RUNNER to "
+				"tests/vm/vm-run.sh of a vperf source tree)", va.runner,
+				strerror(errno));
+		goto out;
+	}
+	ret = prepare_output(dir, raw, sizeof(raw));
+	if (ret)
+		goto out;
+	va.argv[va.n++] = "--record";
+	va.argv[va.n++] = raw;
+	if (va.with_vperf)
+		va.argv[va.n++] = "--guest-trace";
+	else if (!va.quiet)
+		cli_warn("vm record", "--no-vperf: no vperf_guest.ko in the guest, so no guest trace "
+			 "records; the recording holds the VMM's and the host's view");
+	if (va.no_host_events) {
+		va.argv[va.n++] = "--vmm-arg";
+		va.argv[va.n++] = "--no-host-events";
+	}
+	if (va.record_max) {
+		va.argv[va.n++] = "--record-max";
+		va.argv[va.n++] = (char *)va.record_max;
+	}
+	vm_args__command(&va, argc, argv);
+
+	if (fflush(stdout) == EOF) {
+		ret = cli_error("vm record", "cannot write to stdout: %s", strerror(errno));
+		goto out;
+	}
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old_sa[i]);
+	pid = fork();
+	if (pid < 0) {
+		ret = cli_error("vm record", "fork: %s", strerror(errno));
+		goto restore;
+	}
+	if (!pid) {
+		/* the runner's own traps handle these (a stop that still brings the recording) */
+		for (int i = 0; i < 3; i++)
+			signal(sigs[i], SIG_DFL);
+		execv(va.runner, va.argv);
+		fprintf(stderr, "vperf vm record: cannot run the VM runner %s: %s\n", va.runner,
+			strerror(errno));
+		_exit(127);
+	}
+	record_child = pid;
+	if (record_signal)
+		kill(pid, SIGTERM);
+	while (waitpid(pid, &wst, 0) < 0) {
+		if (errno != EINTR) {
+			ret = cli_error("vm record", "waiting for the VM runner: %s", strerror(errno));
+			goto restore;
+		}
+	}
+	record_child = 0;
+	status = WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
+
+	ending = run_ending(status);
+	if (ending)
+		fprintf(stderr, "[ vperf vm record: %s ]\n", ending);
+	else
+		fprintf(stderr, "[ vperf vm record: the guest command exited with status %d ]\n",
+			status);
+	if (stat(raw, &rst) || !rst.st_size) {
+		int e = errno;
+
+		cli_error("vm record", "no recording: the VM runner ended with status %d and %s %s "
+			  "(see its messages above)", status, raw, !rst.st_size || e == ENOENT ?
+			  "did not come back" : strerror(e));
+		ret = record_signal ? 128 + record_signal : status ? status : 1;
+		goto restore;
+	}
+	ret = status;
+	if (va.raw_only) {
+		fprintf(stderr, "[ vperf vm record: Captured and wrote %.3f MB %s (raw, not "
+			"converted) ]\n", (double)rst.st_size / 1e6, raw);
+	} else {
+#ifdef VPERF_HAVE_RECORD
+		if (record_convert(dir, raw, (uint64_t)rst.st_size))
+			ret = status ? status : 1;
+#endif
+	}
+	if (record_signal)
+		ret = 128 + record_signal;
+restore:
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &old_sa[i], NULL);
+out:
+	vm_args__exit(&va);
 	return ret;
 }
 
 static const struct cmd_struct vm_cmds[] = {
 	{ "run", cmd_vm_run, "Boot a guest with vperf-vmm and run a command in it" },
+	{ "record", cmd_vm_record, "Record a command's run in a guest across layers into a CTF trace" },
 };
 
 int cmd_vm(int argc, char **argv)

@@ -29,16 +29,17 @@ Output spec the parsers implement (the CLI implements the same spec):
   Blank lines and lines starting with '#' are not events and are skipped.
 """
 
-import argparse
 import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import Skip, Fail, check  # noqa: E402,F401
 
 VPERF = None
 WORKLOADS = None
@@ -49,19 +50,6 @@ PMU_PATH = "/sys/bus/event_source/devices/cpu"
 # or exit, and preemption by other tasks on a busy 2-core host.  Measured on
 # an idle host: exactly N (100 of 100).
 CS_SLACK = 15
-
-
-class Skip(Exception):
-    pass
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
 
 
 def host_has_pmu():
@@ -626,42 +614,19 @@ def tests():
             if n.startswith("test_") and callable(f)}
 
 
-def main():
+def setup(a, tmp):
     global VPERF, WORKLOADS, TMP
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--vperf")
-    ap.add_argument("--workloads")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("test", nargs="?")
-    a = ap.parse_args()
-    all_tests = tests()
-    if a.list:
-        print("\n".join(all_tests))
-        return 0
-    if a.test not in all_tests:
-        print("no test named %r" % a.test)
-        return 1
-    VPERF, WORKLOADS = a.vperf, a.workloads
+    VPERF, WORKLOADS, TMP = a.vperf, a.workloads, tmp
     if not VPERF or not os.access(VPERF, os.X_OK):
-        print("FAIL: the vperf binary is not built: %r" % VPERF)
-        return 1
+        return "the vperf binary is not built: %r" % VPERF
     for w in ("burn", "block", "split", "loop"):
         if not os.access(wl(w), os.X_OK):
-            print("FAIL: workload %s is not built in %r" % (w, WORKLOADS))
-            return 1
-    TMP = tempfile.mkdtemp(prefix="vperf-cli-")
-    try:
-        all_tests[a.test]()
-    except Skip as e:
-        print("SKIP: %s" % e)
-        return 77
-    except Fail as e:
-        print("FAIL: %s" % e)
-        return 1
-    finally:
-        shutil.rmtree(TMP, ignore_errors=True)
-    print("PASS")
-    return 0
+            return "workload %s is not built in %r" % (w, WORKLOADS)
+    return None
+
+
+def main():
+    return harness.main(tests(), "vperf-cli-", setup, extra_args=("--workloads",))
 
 
 if __name__ == "__main__":

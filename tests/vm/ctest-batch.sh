@@ -45,7 +45,7 @@ if [ "$nested" = 1 ]; then
 	124) retry="the nested guest timed out (status 124; a QEMU TCG freeze?)" ;;
 	123) retry="the nested guest crashed (L2, status 123)" ;;
 	122) retry="the nested guest crashed (L1 triple fault, status 122)" ;;
-	*) if grep -aqE '^(vmm-test|device-test|kmod-test|guest-stat): FAIL' "$log"; then
+	*) if grep -aqE '^(vmm-test|device-test|kmod-test|guest-stat|vm-record): FAIL' "$log"; then
 		if [ "$stolen" -ge "$STEAL_PCT" ]; then
 			retry="cases failed while this machine lost $stolen% of its CPU time to steal"
 		elif grep -aq 'triple fault (KVM_EXIT_SHUTDOWN)' "$log"; then
@@ -65,7 +65,7 @@ if [ -n "$retry" ]; then
 	run "$@"
 	echo "batch $*: the second run lost $stolen% of this machine's CPU time to steal"
 fi
-grep -aE '^(vmm-test|device-test|kmod-test|guest-stat): ' "$log" || true
+grep -aE '^(vmm-test|device-test|kmod-test|guest-stat|vm-record): ' "$log" || true
 case "$st" in
 124 | 125 | 126 | 122 | 2) echo "batch $* failed to run (status $st); last lines of $log:"; tail -40 "$log"; exit "$st" ;;
 esac

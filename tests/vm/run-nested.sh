@@ -21,6 +21,9 @@
 #   --smp N         L1 vCPUs (default 2)
 #   --mem MB        L1 memory (default 2048)
 #   --append ARGS   extra kernel command line for L1
+#   --disk FILE     attach FILE (an existing raw image) to L1 as a virtio disk: the first is /dev/vda, the next
+#                   /dev/vdb, ...; L1's /init loads the virtio-blk modules (from the image's kernel) with the
+#                   others. How L1 hands files back to this host (vm-run.sh --record)
 #   --log FILE      console log (default: <run dir>/console.log; the run dir is printed)
 #   --quiet         do not stream the console (the log is still written; the tail is shown on failure)
 #   --shell         interactive busybox shell in L1 instead of a command (needs a terminal)
@@ -48,6 +51,7 @@ LOG=""
 QUIET=0
 COMPRESS=none
 SHELL_MODE=0
+DISKS=()
 CMD=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -60,6 +64,7 @@ while [ $# -gt 0 ]; do
 	--log) LOG=${2:?}; shift 2 ;;
 	--quiet) QUIET=1; shift ;;
 	--compress) COMPRESS=${2:?}; shift 2 ;;
+	--disk) DISKS+=("${2:?--disk needs an image file}"); shift 2 ;;
 	--shell) SHELL_MODE=1; shift ;;
 	-h | --help) usage 0 ;;
 	--) shift; CMD=("$@"); break ;;
@@ -68,6 +73,10 @@ while [ $# -gt 0 ]; do
 done
 [[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "$VM_EXIT_USAGE" "--timeout wants whole seconds, got '$TIMEOUT'"
 case "$COMPRESS" in gzip | none) ;; *) die "$VM_EXIT_USAGE" "--compress wants gzip or none, got '$COMPRESS'" ;; esac
+for d in "${DISKS[@]}"; do
+	[ -f "$d" ] && [ -w "$d" ] || die "$VM_EXIT_USAGE" "--disk '$d': not a writable file (create it first, e.g. truncate -s 64M)"
+	case "$d" in *,*) die "$VM_EXIT_USAGE" "--disk '$d': QEMU cannot take a comma in a file name" ;; esac
+done
 
 need_cmd qemu-system-x86_64 qemu-system-x86
 need_cmd cpio cpio
@@ -87,6 +96,40 @@ if grep -qwE 'vmx|svm' /proc/cpuinfo; then
 	say "note: this host has vmx/svm; a direct mode (vperf-vmm on the host's KVM) is not implemented yet"
 fi
 say "mode: nested: L1 under QEMU TCG with emulated SVM (kernel $KVER, $SMP vCPUs, $MEM MiB)"
+
+# stage_disk_modules TREE: the virtio-blk modules of the image's kernel (from mkimage.sh's extracted package in
+# the cache) under TREE/lib/modules/<kver>, and TREE/etc/vperf/modules = the image's load order + them, so that
+# L1's /init loads them with the others, while one CPU is online (init.sh). The appended archive's files replace
+# the base image's.
+stage_disk_modules() {
+	local tree=$1 moddir="$VPERF_VM_CACHE/linux-image-$KVER/lib/modules/$KVER" name p
+	local -A seen=()
+	local order=()
+	[ -s "$moddir/modules.dep" ] ||
+		die "$VM_EXIT_USAGE" "--disk: no kernel modules of $KVER in $moddir (run tests/vm/mkimage.sh)"
+	[ -s "$IMAGE/modules" ] || die "$VM_EXIT_USAGE" "--disk: $IMAGE/modules missing (run tests/vm/mkimage.sh)"
+	while read -r p; do [ -z "$p" ] || seen[$p]=1; done <"$IMAGE/modules"
+	add_mod() {	# PATH: its dependencies first, each once
+		local d
+		[ -z "${seen[$1]:-}" ] || return 0
+		seen[$1]=1
+		for d in $(awk -F': *' -v m="$1" '$1 == m { print $2 }' "$moddir/modules.dep"); do add_mod "$d"; done
+		order+=("$1")
+	}
+	for name in virtio_pci virtio_blk; do
+		p=$(awk -F: -v n="/$name.ko" 'substr($1, length($1) - length(n) + 1) == n { print $1; exit }' \
+			"$moddir/modules.dep")
+		[ -n "$p" ] || die "$VM_EXIT_USAGE" "--disk: module $name not in $moddir/modules.dep"
+		add_mod "$p"
+	done
+	mkdir -p "$tree/etc/vperf"
+	cp "$IMAGE/modules" "$tree/etc/vperf/modules"
+	for p in "${order[@]}"; do
+		mkdir -p "$tree/lib/modules/$KVER/$(dirname "$p")"
+		cp "$moddir/$p" "$tree/lib/modules/$KVER/$p"
+		echo "$p" >>"$tree/etc/vperf/modules"
+	done
+}
 
 # --- initramfs: base + an appended archive with the payload and the command -----------------------------------
 mkdir -p "$VPERF_VM_BUILD/run"
@@ -109,8 +152,9 @@ trap cleanup EXIT
 # thread lost 2.7 ms of its CLOCK_THREAD_CPUTIME_ID). L1's own sched_clock (vCPU threads' task-clock) too.
 KARGS="console=ttyS0 quiet panic=-1 maxcpus=1 tsc=reliable"
 INITRD="$IMAGE/initrd-l1.gz"
-if [ "${#PAYLOADS[@]}" -gt 0 ] || [ "${#CMD[@]}" -gt 0 ]; then
+if [ "${#PAYLOADS[@]}" -gt 0 ] || [ "${#CMD[@]}" -gt 0 ] || [ "${#DISKS[@]}" -gt 0 ]; then
 	mkdir -p "$RUNDIR/extra/payload" "$RUNDIR/extra/vperf"
+	[ "${#DISKS[@]}" = 0 ] || stage_disk_modules "$RUNDIR/extra"
 	for p in "${PAYLOADS[@]}"; do
 		[ -d "$p" ] || die "$VM_EXIT_USAGE" "--payload $p is not a directory"
 		cp -a "$p/." "$RUNDIR/extra/payload/"
@@ -147,6 +191,7 @@ QEMU+=(-monitor "unix:$MON,server=on,wait=off")
 # status 0 and nothing on the console; this log says "Triple fault" and holds the registers at the reset.
 QLOG="$RUNDIR/qemu-reset.log"
 QEMU+=(-d cpu_reset -D "$QLOG")
+for d in "${DISKS[@]}"; do QEMU+=(-drive "file=$d,format=raw,if=virtio"); done
 # shellcheck disable=SC2206 # debugging aid: extra QEMU arguments, split on blanks
 [ -z "${VPERF_QEMU_EXTRA:-}" ] || QEMU+=($VPERF_QEMU_EXTRA)
 

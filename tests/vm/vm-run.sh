@@ -32,6 +32,17 @@
 #   --vperf BIN             vperf in the guest: BIN (a vperf CLI) as /payload/bin/vperf, the vperf-demo next to it
 #                           as /payload/bin/vperf-demo, and vperf_guest.ko (built by build-kmod.sh) loaded before
 #                           COMMAND runs (`vperf vm run` passes its own executable)
+#   --guest-trace           with --vperf: load vperf_guest.ko with trace=1, so that the guest writes its trace
+#                           records (sched, irq, process, samples, markers) for the VMM to drain
+#   --record FILE           vperf-vmm records the run (vperf-vmm --record: the raw recording of its exits, the
+#                           guest's trace records, the TSC offsets, the host kernel's events) and the file ends up at
+#                           FILE on this host, also when the guest crashed (123) or timed out (124): the exit status
+#                           says how the run ended. Nested, vperf-vmm writes it in L1's memory and L1 copies it onto a
+#                           virtio disk (a sparse file here) after vperf-vmm exits; vm-run.sh copies it out of that
+#                           disk after QEMU exits. SIGINT, SIGTERM or SIGHUP stop the guest (vperf-vmm exits 143)
+#                           and still bring the recording back. Not with --repeat
+#   --record-max MiB        nested: the most the raw recording can hold (default 256; the disk is sparse); a fuller
+#                           recording stops there, with a warning
 # COMMAND runs in the guest as root, in /payload, with /payload and /payload/bin first in PATH. Quote a shell
 # command line as one word: -- 'ls / | wc -l'.
 #
@@ -60,6 +71,9 @@ HOST_BG=""
 VPERF_BIN=""
 REPEAT=1
 L1_TRACE=0
+GUEST_TRACE=0
+RECORD=""
+RECORD_MAX=256
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--vcpus) VCPUS=${2:?--vcpus needs a number}; shift 2 ;;
@@ -76,6 +90,9 @@ while [ $# -gt 0 ]; do
 	--host-bg) HOST_BG=${2:?--host-bg needs a command}; shift 2 ;;
 	--vperf) VPERF_BIN=${2:?--vperf needs the vperf executable}; shift 2 ;;
 	--repeat) REPEAT=${2:?--repeat needs a number}; shift 2 ;;
+	--guest-trace) GUEST_TRACE=1; shift ;;
+	--record) RECORD=${2:?--record needs a file}; shift 2 ;;
+	--record-max) RECORD_MAX=${2:?--record-max needs MiB}; shift 2 ;;
 	-h | --help) usage 0 ;;
 	--) shift; break ;;
 	*) die "$VM_EXIT_USAGE" "unknown option '$1' (see --help)" ;;
@@ -90,6 +107,17 @@ done
 [[ "$REPEAT" =~ ^[0-9]+$ ]] && [ "$REPEAT" -ge 1 ] && [ "$REPEAT" -le 10000 ] ||
 	die "$VM_EXIT_USAGE" "--repeat '$REPEAT': a number from 1 to 10000"
 case "$MODE" in auto | direct | nested) ;; *) die "$VM_EXIT_USAGE" "--mode '$MODE': auto, direct or nested" ;; esac
+[ "$GUEST_TRACE" = 0 ] || [ -n "$VPERF_BIN" ] ||
+	die "$VM_EXIT_USAGE" "--guest-trace needs --vperf (vperf_guest.ko comes with it)"
+[[ "$RECORD_MAX" =~ ^[0-9]+$ ]] && [ "$RECORD_MAX" -ge 1 ] && [ "$RECORD_MAX" -le 65536 ] ||
+	die "$VM_EXIT_USAGE" "--record-max '$RECORD_MAX': MiB, from 1 to 65536"
+if [ -n "$RECORD" ]; then
+	[ "$REPEAT" = 1 ] || die "$VM_EXIT_USAGE" "--record with --repeat: one recording is one run"
+	rdir=$(dirname -- "$RECORD")
+	[ -d "$rdir" ] && [ -w "$rdir" ] || die "$VM_EXIT_USAGE" "--record '$RECORD': '$rdir' is not a writable directory"
+	[ ! -d "$RECORD" ] || die "$VM_EXIT_USAGE" "--record '$RECORD' is a directory; name a file"
+	rm -f -- "$RECORD"	# what is there after the run is this run's
+fi
 for f in "$KERNEL" "$INITRD"; do
 	[ -z "$f" ] || [ -r "$f" ] || die "$VM_EXIT_USAGE" "cannot read '$f'"
 done
@@ -164,7 +192,9 @@ done
 	echo 'export PATH=/payload:/payload/bin:$PATH'
 	echo 'export LD_LIBRARY_PATH=/payload/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}'
 	echo 'cd /payload'
-	[ -z "$INSMOD" ] || echo 'insmod /payload/vperf_guest.ko || { echo "vm-run: insmod vperf_guest.ko failed" >&2; exit 125; }'
+	KO_PARAMS=""
+	[ "$GUEST_TRACE" = 0 ] || KO_PARAMS=" trace=1"
+	[ -z "$INSMOD" ] || echo "insmod /payload/vperf_guest.ko$KO_PARAMS"' || { echo "vm-run: insmod vperf_guest.ko failed" >&2; exit 125; }'
 	printf '%s\n' "$*"
 } >"$TREE/vperf/cmd.sh"
 chmod 0755 "$TREE/vperf/cmd.sh"
@@ -173,6 +203,30 @@ cp "$INITRD" "$OUT/initrd"
 truncate -s %512 "$OUT/initrd"	# an appended archive must start aligned (README, pitfalls)
 cat "$OUT/extra.gz" >>"$OUT/initrd"
 APPEND="vperf.run=/vperf/cmd.sh"
+
+# wait_for PID: wait until PID ended, whatever traps run meanwhile; st = its status.
+wait_for() {
+	while kill -0 "$1" 2>/dev/null; do wait "$1"; done
+	wait "$1"
+	st=$?
+}
+
+# report_record STATUS FILE: say what came back (the status says how the run ended).
+report_record() {
+	local how
+	case "$1" in
+	123) how="the guest crashed (status 123): the recording ends at the crash" ;;
+	124) how="the guest timed out (status 124): the recording ends at the timeout" ;;
+	125) how="vperf-vmm failed (status 125)" ;;
+	128 | 129 | 13[0-9] | 14[0-9]) how="vperf-vmm was stopped (status $1): the recording ends there" ;;
+	*) how="the guest command exited with status $1" ;;
+	esac
+	if [ -s "$2" ]; then
+		[ "$QUIET" = 1 ] || say "recording: $2 ($(stat -c %s -- "$2") bytes); $how"
+	else
+		say "no recording came back; $how"
+	fi
+}
 
 # ---- where to run it ----
 if [ "$MODE" = auto ]; then
@@ -195,6 +249,24 @@ if [ "$MODE" = direct ]; then
 	fi
 	set +e
 	st=0
+	if [ -n "$RECORD" ]; then
+		# In the background, so that a signal to this script runs its trap at once; vperf-vmm then stops
+		# the guest cleanly (SIGTERM, through timeout) and finishes the recording.
+		# shellcheck disable=SC2086 # VMM_PREFIX is words
+		timeout --foreground -k 5 "$TIMEOUT" $VMM_PREFIX "$VMM" "${VMM_ARGS[@]}" --timeout "$TIMEOUT" \
+			--record "$RECORD" </dev/null &
+		vmm=$!
+		stop_direct() {
+			[ -n "${stopping:-}" ] || say "stopping: the guest stops, the recording is kept"
+			stopping=1
+			kill -TERM "$vmm" 2>/dev/null
+		}
+		trap stop_direct INT TERM HUP
+		wait_for "$vmm"
+		trap - INT TERM HUP
+		REPEAT=0	# the loop below does not run
+		report_record "$st" "$RECORD"
+	fi
 	for ((i = 1; i <= REPEAT; i++)); do
 		# shellcheck disable=SC2086 # VMM_PREFIX is words
 		timeout --foreground -k 5 "$TIMEOUT" $VMM_PREFIX "$VMM" "${VMM_ARGS[@]}" --timeout "$TIMEOUT" </dev/null
@@ -231,11 +303,59 @@ cp "$OUT/initrd" "$P/initrd"
 	[ "$REPEAT" = 1 ] || printf 'first=0\ni=1\nwhile [ $i -le %d ]; do\n' "$REPEAT"
 	[ "$L1_TRACE" = 0 ] || printf 'echo >$T/trace; echo 1 >$T/tracing_on\n'
 
+	if [ -n "$RECORD" ]; then
+		# the recording goes to a tmpfs of --record-max; the disk is /dev/vda (run-nested.sh --disk)
+		printf 'mkdir -p /rec && mount -t tmpfs -o size=%dk tmpfs /rec || exit 125\n' "$((RECORD_MAX * 1024))"
+		cat <<-'EOT'
+		i=0
+		while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+		[ -b /dev/vda ] || { echo "vm-run: no /dev/vda in L1 (the recording's way back)"; exit 125; }
+		EOT
+	fi
 	printf '%s/payload/vperf-vmm --kernel /payload/vmlinuz --initrd /payload/initrd --vcpus %q --mem %q' "${VMM_PREFIX:+$VMM_PREFIX }" "$VCPUS" "$MEM"
 	printf ' --append %q --no-input --timeout %q' "$APPEND" "$TIMEOUT"
 	for a in "${VMM_EXTRA[@]}"; do printf ' %q' "$a"; done
-	printf ' </dev/null\n'
+	[ -z "$RECORD" ] || printf ' --record /rec/vmm.vraw'
+	if [ -z "$RECORD" ]; then
+		printf ' </dev/null\n'
+	else
+		# In the background with a watcher: the host asks for a stop by writing VPERF-STOP into the disk's
+		# second sector (vm-run.sh's trap); the watcher reads it past L1's page cache every 0.5 s.
+		printf ' </dev/null &\n'
+		cat <<-'EOT'
+		vmm=$!
+		( while sleep 0.5; do
+			if dd if=/dev/vda bs=512 skip=1 count=1 iflag=direct 2>/dev/null | grep -q VPERF-STOP; then
+				echo "vm-run: the host asks to stop: stopping the guest"
+				kill -TERM $vmm
+				break
+			fi
+		done ) </dev/null &
+		watch=$!
+		wait $vmm
+		st=$?
+		kill $watch 2>/dev/null
+		wait $watch 2>/dev/null
+		(exit $st)
+		EOT
+	fi
 	[ "$L1_TRACE" = 0 ] || printf 'st=$?; case $st in 123|124) l1_trace_dump ;; esac; (exit $st)\n'
+	if [ -n "$RECORD" ]; then
+		# The way back: the file from 1 MiB on, then sector 0 says it is there:
+		# "VPERF-XFER 1 status=S size=N" (size -1: vperf-vmm wrote none).
+		cat <<-'EOT'
+		st=$?
+		size=-1
+		if [ -f /rec/vmm.vraw ]; then
+			size=$(stat -c %s /rec/vmm.vraw)
+			dd if=/rec/vmm.vraw of=/dev/vda bs=1M seek=1 conv=fsync 2>/dev/null ||
+				{ echo "vm-run: copying the recording to /dev/vda failed"; size=-2; }
+		fi
+		printf 'VPERF-XFER 1 status=%d size=%d
+' $st $size | dd of=/dev/vda bs=512 count=1 conv=sync,fsync 2>/dev/null
+		(exit $st)
+		EOT
+	fi
 	if [ "$REPEAT" != 1 ]; then
 		printf 'st=$?\necho "VM-RUN-REPEAT $i/%d status=$st"\n' "$REPEAT"
 		printf '[ $first != 0 ] || first=$st\ni=$((i + 1))\ndone\n(exit $first)\n'
@@ -247,4 +367,50 @@ cp "$OUT/initrd" "$P/initrd"
 } >"$P/run.sh"
 chmod 0755 "$P/run.sh"
 # --quiet here still streams the console (the guest's output is on it); only our own notes are left out.
-"$VM_DIR/run-nested.sh" --payload "$P" --timeout "$((TIMEOUT * REPEAT + 120))"
+NESTED=("$VM_DIR/run-nested.sh" --payload "$P" --timeout "$((TIMEOUT * REPEAT + 120 + RECORD_MAX / 32))")
+if [ -z "$RECORD" ]; then
+	"${NESTED[@]}"
+	exit
+fi
+
+# --record: the disk that brings the recording back (sparse: 1 MiB header area + --record-max), L1's memory grown
+# to hold the recording beside the guest, and run-nested.sh in the background so that a signal here asks L1 to
+# stop at once (a background job of this script ignores SIGINT: a Ctrl-C reaches it through this trap only).
+DISK="$OUT/record.img"
+truncate -s "$((RECORD_MAX + 1))M" "$DISK"
+l1_mem=$((MEM + RECORD_MAX + 1024))
+[ "$l1_mem" -ge 2048 ] || l1_mem=2048
+NESTED+=(--disk "$DISK" --mem "$l1_mem")
+set +e
+"${NESTED[@]}" &
+runner=$!
+stop_nested() {
+	[ -n "${stopping:-}" ] || say "stopping: asking vperf-vmm in L1 to stop the guest; the recording comes back after"
+	stopping=1
+	printf 'VPERF-STOP\n' | dd of="$DISK" bs=512 seek=1 conv=notrunc,sync status=none
+}
+trap stop_nested INT TERM HUP
+wait_for "$runner"
+trap - INT TERM HUP
+hdr=$(head -c 512 "$DISK" | tr -d '\0' | head -n 1)
+case "$hdr" in
+"VPERF-XFER 1 "*) ;;
+*)
+	say "no recording came back: L1 ended before it copied the recording (status $st)"
+	[ "$st" != 0 ] || st=$VM_EXIT_BOOTFAIL
+	exit "$st"
+	;;
+esac
+size=$(sed -n 's/.* size=\(-\{0,1\}[0-9][0-9]*\).*/\1/p' <<<"$hdr")
+vst=$(sed -n 's/.* status=\([0-9][0-9]*\).*/\1/p' <<<"$hdr")
+[ "$vst" = "$st" ] || say "warning: L1 reported vperf-vmm's status $vst, run-nested.sh $st"
+if [ -n "$size" ] && [ "$size" -ge 0 ]; then
+	dd if="$DISK" of="$RECORD.part" bs=1M skip=1 iflag=count_bytes count="$size" status=none &&
+		[ "$(stat -c %s -- "$RECORD.part")" = "$size" ] && mv -f -- "$RECORD.part" "$RECORD" ||
+		{ rm -f -- "$RECORD.part"; die "$VM_EXIT_USAGE" "copying the recording out of $DISK into $RECORD failed"; }
+	[ "$((size + 65536))" -lt "$((RECORD_MAX << 20))" ] ||
+		say "warning: the recording filled --record-max ($RECORD_MAX MiB) and stops there; give more"
+fi
+report_record "$st" "$RECORD"
+[ -s "$RECORD" ] || [ "$st" != 0 ] || st=$VM_EXIT_BOOTFAIL
+exit "$st"

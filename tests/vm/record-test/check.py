@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Known answers on a VM recording, through babeltrace2 (the reader users have).
+
+  check.py conserve DIR THREADS TOTAL   every marker "c" there once, each thread's in order,
+                                         count = TOTAL - the losses the recording reports
+  check.py order DIR N PORT             for each of N triples: t(A_i) < t(i-th exit at PORT) < t(B_i)
+
+Prints what it found; exit 0 pass, 1 fail, 2 usage or unreadable recording.
+"""
+import re
+import subprocess
+import sys
+
+EV = re.compile(r'^\[(\d+)\] \(.*?\) \S+ (\w+): \{ layer = \( "(\w+)".*?cpu_id = (\d+) \}, \{ (.*) \}$')
+
+
+def events(d):
+    p = subprocess.run(["babeltrace2", "--clock-cycles", d], capture_output=True, text=True)
+    if p.returncode:
+        print(f"babeltrace2 {d}: exit {p.returncode}: {p.stderr.strip()}")
+        sys.exit(2)
+    for line in p.stdout.splitlines():
+        m = EV.match(line)
+        if m:
+            yield int(m.group(1)), m.group(2), m.group(5)
+    # discarded-event warnings are the recording's losses; babeltrace2 prints them on stderr
+    events.warnings = p.stderr
+
+
+def field(payload, name):
+    m = re.search(r'\b' + name + r' = ("[^"]*"|[^,]+)', payload)
+    return m.group(1).strip('"') if m else None
+
+
+def header_losses(d):
+    lost = 0
+    with open(d + "/metadata") as f:
+        for line in f:
+            m = re.match(r'\s*summary_lost_(\w+) = "(\d+)";', line)
+            if m:
+                lost += int(m.group(2))
+    return lost
+
+
+def conserve(d, threads, total):
+    seen = {}
+    dups = disorder = 0
+    for _, name, p in events(d):
+        if name != "marker" or field(p, "name") != "c":
+            continue
+        v = int(field(p, "value"))
+        t, i = v >> 32, v & 0xffffffff
+        last = seen.setdefault(t, [])
+        if last and i <= last[-1]:
+            if i == last[-1]:
+                dups += 1
+            else:
+                disorder += 1
+        last.append(i)
+    got = sum(len(v) for v in seen.values())
+    lost = header_losses(d)
+    print(f"conserve: {got} markers from {len(seen)} threads, lost (recording) {lost}, "
+          f"duplicates {dups}, out of order {disorder}, expected {total}")
+    ok = got + lost == total and not dups and not disorder and len(seen) <= threads
+    return ok
+
+
+def order(d, n, port):
+    a, b, x = {}, {}, []
+    for ts, name, p in events(d):
+        if name == "marker" and field(p, "name") in ("A", "B"):
+            (a if field(p, "name") == "A" else b)[int(field(p, "value"))] = ts
+        elif name == "vmm_exit" and field(p, "addr") and int(field(p, "addr"), 16) == port:
+            x.append(ts)
+    bad = 0
+    checked = 0
+    for i in range(n):
+        if i in a and i in b and i < len(x):
+            checked += 1
+            if not a[i] < x[i] < b[i]:
+                bad += 1
+                if bad <= 5:
+                    print(f"order: triple {i}: A {a[i]} exit {x[i]} B {b[i]}")
+    print(f"order: {checked} triples checked of {n} (A {len(a)}, B {len(b)}, exits {len(x)}), "
+          f"violations {bad}")
+    return checked == n and bad == 0
+
+
+def main():
+    if len(sys.argv) != 5 or sys.argv[1] not in ("conserve", "order"):
+        print(__doc__)
+        return 2
+    d, p1, p2 = sys.argv[2], int(sys.argv[3], 0), int(sys.argv[4], 0)
+    ok = conserve(d, p1, p2) if sys.argv[1] == "conserve" else order(d, p1, p2)
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

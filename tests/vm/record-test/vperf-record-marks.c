@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vperf-record-marks: the guest side of the recording's known answers (tests/vm/record-test).
+ *
+ *   vperf-record-marks conserve THREADS TOTAL
+ *	THREADS threads write TOTAL markers between them, named "c", value = thread << 32 | i
+ *	(i counting from 0 in each thread), then flush; prints "conserve: written W lost L".
+ *   vperf-record-marks order N PORT
+ *	N triples: marker "A" (value i), a one-byte port write to PORT (an exit the VMM records),
+ *	marker "B" (value i); prints "order: triples N lost L".
+ *
+ * Exits 0 when every marker call succeeded or was counted lost (-ENOSPC), 1 otherwise, 2 usage.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/io.h>
+
+#include <vperf/vperf.h>
+
+struct worker {
+	pthread_t t;
+	unsigned int idx;
+	uint64_t n, written, lost;
+	int err;
+};
+
+static void *conserve(void *arg)
+{
+	struct worker *w = arg;
+
+	for (uint64_t i = 0; i < w->n; i++) {
+		int err = vperf_trace_mark("c", (uint64_t)w->idx << 32 | i, VPERF_MARK_INSTANT);
+
+		if (!err) {
+			w->written++;
+		} else if (err == -ENOSPC) {
+			w->lost++;
+		} else {
+			w->err = err;
+			return NULL;
+		}
+	}
+	w->err = vperf_trace_flush();
+	return NULL;
+}
+
+static int parse(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || !*s || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t a, b;
+
+	if (argc == 4 && !strcmp(argv[1], "conserve") && !parse(argv[2], 1, 64, &a) &&
+	    !parse(argv[3], 1, 100000000, &b)) {
+		struct worker w[64];
+		uint64_t written = 0, lost = 0;
+		int ret = 0;
+
+		for (unsigned int i = 0; i < a; i++) {
+			w[i] = (struct worker){ .idx = i, .n = b / a + (i < b % a) };
+			if (pthread_create(&w[i].t, NULL, conserve, &w[i])) {
+				fprintf(stderr, "vperf-record-marks: pthread_create failed\n");
+				return 1;
+			}
+		}
+		for (unsigned int i = 0; i < a; i++) {
+			pthread_join(w[i].t, NULL);
+			if (w[i].err) {
+				fprintf(stderr, "vperf-record-marks: thread %u: %s\n", i, strerror(-w[i].err));
+				ret = 1;
+			}
+			written += w[i].written;
+			lost += w[i].lost;
+		}
+		printf("conserve: written %llu lost %llu\n", (unsigned long long)written,
+		       (unsigned long long)lost);
+		return ret;
+	}
+	if (argc == 4 && !strcmp(argv[1], "order") && !parse(argv[2], 1, 10000000, &a) &&
+	    !parse(argv[3], 1, 0xffff, &b)) {
+		uint64_t lost = 0;
+
+		if (ioperm((unsigned long)b, 1, 1)) {
+			perror("vperf-record-marks: ioperm");
+			return 1;
+		}
+		for (uint64_t i = 0; i < a; i++) {
+			int e1 = vperf_trace_mark("A", i, VPERF_MARK_INSTANT);
+
+			outb(0, (unsigned short)b);
+			int e2 = vperf_trace_mark("B", i, VPERF_MARK_INSTANT);
+
+			if ((e1 && e1 != -ENOSPC) || (e2 && e2 != -ENOSPC)) {
+				fprintf(stderr, "vperf-record-marks: marker: %s\n", strerror(-(e1 ? e1 : e2)));
+				return 1;
+			}
+			lost += (e1 == -ENOSPC) + (e2 == -ENOSPC);
+		}
+		vperf_trace_flush();
+		printf("order: triples %llu lost %llu\n", (unsigned long long)a, (unsigned long long)lost);
+		return 0;
+	}
+	fprintf(stderr, "usage: vperf-record-marks conserve THREADS(1..64) TOTAL | order N PORT\n");
+	return 2;
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# vm-record-test.sh VPERF: `VPERF vm record` on the real VM runner (one guest boot; nested on the development
+# machines, where the raw recording comes back from L1 through run-nested.sh --disk). Cases (each prints
+# "vm-record: PASS|FAIL <case> ..."):
+#   raw   `vperf vm record -o DIR -- true`: DIR exists and vperf-vmm's raw recording arrived in DIR/.raw/vmm.vraw
+#         with a valid header (magic VPERFRAW, its size 72, version 1, 2 vCPUs, a TSC frequency)
+# The conversion's checks (the CTF trace in DIR) are the converter's tests.
+# Exit status: 0 all passed, 1 a case failed, or the run's status (122/123/124/125/126) when the guest did not run.
+set -uo pipefail
+VPERF=${1:?usage: vm-record-test.sh VPERF}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+DIR="$WORK/rec"
+
+(cd "$WORK" && "$VPERF" vm record --timeout 300 -o "$DIR" -- true) 2>&1
+st=$?
+echo "vm-record: vperf vm record exited with status $st"
+case "$st" in
+122 | 123 | 124 | 125 | 126) echo "vm-record: the guest run ended with status $st"; exit "$st" ;;
+esac
+
+fails=0
+verdict() { # CASE OK DETAIL
+	if [ "$2" = 1 ]; then echo "vm-record: PASS $1 ($3)"; else echo "vm-record: FAIL $1 ($3)"; fails=1; fi
+}
+
+RAW="$DIR/.raw/vmm.vraw"
+ok=0
+detail="no $RAW"
+if [ -d "$DIR" ] && [ -s "$RAW" ]; then
+	# struct vperf_rawrec_header: magic[8], size u32, version u32, tsc_khz u64, nr_vcpus u32
+	read -r magic size version khz vcpus < <(python3 -c '
+import struct, sys
+h = open(sys.argv[1], "rb").read(72)
+m, size, ver, khz, n = struct.unpack_from("<8sIIQI", h)
+print(m.decode("ascii", "replace"), size, ver, khz, n)' "$RAW")
+	detail="$(stat -c %s "$RAW") bytes; magic $magic, header size $size, version $version, tsc_khz $khz, $vcpus vCPUs"
+	[ "$magic" = VPERFRAW ] && [ "$size" = 72 ] && [ "$version" = 1 ] && [ "$vcpus" = 2 ] && [ "$khz" -gt 0 ] && ok=1
+elif [ -d "$DIR" ]; then
+	detail="$DIR exists, but no $RAW"
+fi
+verdict raw "$ok" "$detail; vm record status $st"
+exit "$fails"
