@@ -268,6 +268,39 @@ def test_minimal_recording_converts_and_babeltrace2_reads_it():
           "(with the raw recording in rec/.raw)")
 
 
+def report(*args):
+    cmd = [VPERF, "report"] + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=TMP)
+    show(cmd, r.stdout, r.stderr, r.returncode)
+    return r
+
+
+def test_report_header_describes_the_converted_recording():
+    r = record("-o", "rec", "--", "true", env=fake_env(FAKE_RAW="valid", FAKE_STATUS=0))
+    if no_ctf_writer(r):
+        raise Skip("this vperf was built without the CTF writer (libbabeltrace-ctf)")
+    h = report("--header", "-i", "rec")
+    check(h.returncode == 0, "vperf report --header exited %d" % h.returncode)
+    for what in ("# recording: rec", "# layers:", "# duration:", "# clock mapping:", "# lost:",
+                 "# vmm exits: 0"):
+        check(what in h.stdout, "the header does not say %r" % what)
+    # the default input is vperf.data, as perf's perf.data
+    d = report("--header")
+    check(d.returncode == 1 and "vperf.data" in d.stderr, "no vperf.data: not an error naming it")
+
+
+def test_report_without_header_or_with_a_non_recording_is_an_error():
+    r = report()
+    check(r.returncode == 129 and "--header" in r.stderr, "vperf report without --header: not a usage error")
+    os.mkdir(p("notrec"))
+    with open(p("notrec", "metadata"), "w") as f:
+        f.write("/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n")
+    r = report("--header", "-i", "notrec")
+    check(r.returncode == 1 and "notrec" in r.stderr, "a CTF trace without vperf's env: not an error")
+    r = report("--header", "-i", "")
+    check(r.returncode == 129, "an empty -i: not a usage error")
+
+
 def test_ctrl_c_stops_the_runner_and_keeps_the_recording():
     cmd = [VPERF, "vm", "record", "-o", "rec", "--raw-only", "--", "sleep", "100"]
     print("$ " + " ".join(cmd), flush=True)

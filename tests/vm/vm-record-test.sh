@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# vm-record-test.sh VPERF: `VPERF vm record` on the real VM runner (one guest boot; nested on the development
-# machines, where the raw recording comes back from L1 through run-nested.sh --disk). Cases (each prints
-# "vm-record: PASS|FAIL <case> ..."):
-#   raw   `vperf vm record -o DIR -- true`: DIR exists and vperf-vmm's raw recording arrived in DIR/.raw/vmm.vraw
-#         with a valid header (magic VPERFRAW, its size 72, version 1, 2 vCPUs, a TSC frequency)
-# The conversion's checks (the CTF trace in DIR) are the converter's tests.
+# vm-record-test.sh VPERF MARKS: `VPERF vm record` on the real VM runner (one guest boot; nested on the development
+# machines, where the raw recording comes back from L1 through run-nested.sh --disk). In the guest, MARKS
+# (record-test/vperf-record-marks.c, linked with libvperf) writes markers; record-test/check.py reads the CTF trace
+# with babeltrace2. Cases (each prints "vm-record: PASS|FAIL <case> ..."):
+#   raw       DIR exists and vperf-vmm's raw recording arrived in DIR/.raw/vmm.vraw with a valid header (magic
+#             VPERFRAW, its size 72, version 1, 2 vCPUs, a TSC frequency)
+#   conserve  4 threads write 100000 markers between them: each is in the trace exactly once, each thread's in
+#             the order written, and those missing are exactly the losses the recording reports
+#   order     1000 triples (marker A, a port write the VMM records as an exit, marker B) from one thread: in the
+#             trace's one clock, A < the exit < B for every triple (guest TSC mapped onto the host's)
 # Exit status: 0 all passed, 1 a case failed, or the run's status (122/123/124/125/126) when the guest did not run.
 set -uo pipefail
-VPERF=${1:?usage: vm-record-test.sh VPERF}
+VPERF=${1:?usage: vm-record-test.sh VPERF MARKS}
+MARKS=${2:?usage: vm-record-test.sh VPERF MARKS}
+CHECK="$(dirname "$0")/record-test/check.py"
+PORT=0x5700	# no device there: vperf-vmm records the exit and ignores the write
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 DIR="$WORK/rec"
 
-(cd "$WORK" && "$VPERF" vm record --timeout 300 -o "$DIR" -- true) 2>&1
+(cd "$WORK" && "$VPERF" vm record --timeout 300 -o "$DIR" --add "$MARKS" -- \
+	"vperf-record-marks conserve 4 100000 && vperf-record-marks order 1000 $PORT") 2>&1
 st=$?
 echo "vm-record: vperf vm record exited with status $st"
 case "$st" in
@@ -40,4 +48,11 @@ elif [ -d "$DIR" ]; then
 	detail="$DIR exists, but no $RAW"
 fi
 verdict raw "$ok" "$detail; vm record status $st"
+for c in "conserve 4 100000" "order 1000 $PORT"; do
+	set -- $c
+	out=$(python3 "$CHECK" "$1" "$DIR" "$2" "$3" 2>&1)
+	ok=0
+	[ "$st" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
+	verdict "$1" "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st"
+done
 exit "$fails"
