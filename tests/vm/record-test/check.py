@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 """Known answers on a VM recording, through babeltrace2 (the reader users have).
 
-  check.py conserve DIR THREADS TOTAL   every marker "c" there once, each thread's in order,
-                                         count = TOTAL - the losses the recording reports
+  check.py conserve DIR THREADS TOTAL [REFUSED]
+                                        every marker "c" there once, each thread's in order, all
+                                        TOTAL of them, and the recording's losses exactly the REFUSED
+                                        marker calls (-ENOSPC) the writers saw and made again (default 0)
   check.py order DIR N PORT             for each of N triples: t(A_i) < t(i-th exit at PORT) < t(B_i)
 
 Prints what it found; exit 0 pass, 1 fail, 2 usage or unreadable recording.
@@ -43,7 +45,7 @@ def header_losses(d):
     return lost
 
 
-def conserve(d, threads, total):
+def conserve(d, threads, total, refused):
     seen = {}
     dups = disorder = 0
     for _, name, p in events(d):
@@ -61,8 +63,8 @@ def conserve(d, threads, total):
     got = sum(len(v) for v in seen.values())
     lost = header_losses(d)
     print(f"conserve: {got} markers from {len(seen)} threads, lost (recording) {lost}, "
-          f"duplicates {dups}, out of order {disorder}, expected {total}")
-    ok = got + lost == total and not dups and not disorder and len(seen) <= threads
+          f"duplicates {dups}, out of order {disorder}, expected {total} and {refused} refused calls")
+    ok = got == total and lost == refused and not dups and not disorder and len(seen) <= threads
     return ok
 
 
@@ -88,11 +90,15 @@ def order(d, n, port):
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ("conserve", "order"):
+    if len(sys.argv) not in (5, 6) or sys.argv[1] not in ("conserve", "order") or \
+            (len(sys.argv) == 6 and sys.argv[1] != "conserve"):
         print(__doc__)
         return 2
     d, p1, p2 = sys.argv[2], int(sys.argv[3], 0), int(sys.argv[4], 0)
-    ok = conserve(d, p1, p2) if sys.argv[1] == "conserve" else order(d, p1, p2)
+    if sys.argv[1] == "conserve":
+        ok = conserve(d, p1, p2, int(sys.argv[5]) if len(sys.argv) == 6 else 0)
+    else:
+        ok = order(d, p1, p2)
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

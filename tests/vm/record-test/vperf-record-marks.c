@@ -4,7 +4,9 @@
  *
  *   vperf-record-marks conserve THREADS TOTAL
  *	THREADS threads write TOTAL markers between them, named "c", value = thread << 32 | i
- *	(i counting from 0 in each thread), then flush; prints "conserve: written W lost L".
+ *	(i counting from 0 in each thread), then flush; a marker that finds the thread's buffer
+ *	full gets a flush (the module copies the buffer) and one more try, and only then counts
+ *	lost; prints "conserve: written W lost L flushes F".
  *   vperf-record-marks order N PORT
  *	N triples: marker "A" (value i), a one-byte port write to PORT (an exit the VMM records),
  *	marker "B" (value i); prints "order: triples N lost L".
@@ -24,7 +26,7 @@
 struct worker {
 	pthread_t t;
 	unsigned int idx;
-	uint64_t n, written, lost;
+	uint64_t n, written, lost, flushes;
 	int err;
 };
 
@@ -35,6 +37,13 @@ static void *conserve(void *arg)
 	for (uint64_t i = 0; i < w->n; i++) {
 		int err = vperf_trace_mark("c", (uint64_t)w->idx << 32 | i, VPERF_MARK_INSTANT);
 
+		if (err == -ENOSPC) {
+			/* the thread's buffer is full: have the module copy it now, then once more */
+			w->flushes++;
+			err = vperf_trace_flush();
+			if (!err)
+				err = vperf_trace_mark("c", (uint64_t)w->idx << 32 | i, VPERF_MARK_INSTANT);
+		}
 		if (!err) {
 			w->written++;
 		} else if (err == -ENOSPC) {
@@ -68,7 +77,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "conserve") && !parse(argv[2], 1, 64, &a) &&
 	    !parse(argv[3], 1, 100000000, &b)) {
 		struct worker w[64];
-		uint64_t written = 0, lost = 0;
+		uint64_t written = 0, lost = 0, flushes = 0;
 		int ret = 0;
 
 		for (unsigned int i = 0; i < a; i++) {
@@ -86,9 +95,10 @@ int main(int argc, char **argv)
 			}
 			written += w[i].written;
 			lost += w[i].lost;
+			flushes += w[i].flushes;
 		}
-		printf("conserve: written %llu lost %llu\n", (unsigned long long)written,
-		       (unsigned long long)lost);
+		printf("conserve: written %llu lost %llu flushes %llu\n", (unsigned long long)written,
+		       (unsigned long long)lost, (unsigned long long)flushes);
 		return ret;
 	}
 	if (argc == 4 && !strcmp(argv[1], "order") && !parse(argv[2], 1, 10000000, &a) &&
