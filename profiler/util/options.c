@@ -119,6 +119,53 @@ int cli_getopt(struct cli_parser *p)
 	return o->id;
 }
 
+#define HELP_WIDTH	100	/* columns the help text wraps at */
+
+/*
+ * Print text wrapped at HELP_WIDTH: the first line after `first` columns
+ * already used, later ones indented by `indent`.  A '\n' in text breaks the
+ * line where it stands (the blanks after it are dropped); words longer than
+ * a line are printed whole.
+ */
+static void print_wrapped(FILE *out, const char *text, int first, int indent)
+{
+	int col = first;
+	bool line_empty = true;
+
+	while (*text) {
+		size_t w;
+
+		if (*text == '\n') {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+			line_empty = true;
+			text++;
+			while (*text == ' ')
+				text++;
+			continue;
+		}
+		if (*text == ' ') {
+			text++;
+			continue;
+		}
+		w = strcspn(text, " \n");
+		if (!line_empty && col + 1 + (int)w > HELP_WIDTH) {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+			line_empty = true;
+		}
+		if (!line_empty) {
+			fputc(' ', out);
+			col++;
+		}
+		fprintf(out, "%.*s", (int)w, text);
+		col += (int)w;
+		line_empty = false;
+		text += w;
+	}
+	fputc('\n', out);
+}
+
 void cli_usage__print(const struct cli_usage *u, FILE *out)
 {
 	const char *const *s;
@@ -127,8 +174,10 @@ void cli_usage__print(const struct cli_usage *u, FILE *out)
 	for (s = u->synopsis; s && *s; s++)
 		fprintf(out, " %s %s\n", s == u->synopsis ? "usage:" : "   or:",
 			*s);
-	if (u->summary)
-		fprintf(out, "\n %s\n", u->summary);
+	if (u->summary) {
+		fprintf(out, "\n ");
+		print_wrapped(out, u->summary, 1, 1);
+	}
 	fprintf(out, "\n");
 	for (int i = 0; i < u->nr_opts; i++) {
 		const struct cli_option *o = &u->opts[i];
@@ -149,9 +198,10 @@ void cli_usage__print(const struct cli_usage *u, FILE *out)
 			snprintf(left + n, sizeof(left) - (size_t)n, " <%s>",
 				 o->arg);
 		if (strlen(left) > 24)
-			fprintf(out, "    %s\n    %-24s %s\n", left, "", o->help);
+			fprintf(out, "    %s\n    %-24s ", left, "");
 		else
-			fprintf(out, "    %-24s %s\n", left, o->help);
+			fprintf(out, "    %-24s ", left);
+		print_wrapped(out, o->help, 29, 29);
 	}
 	fprintf(out, "\n");
 }
