@@ -1340,10 +1340,11 @@ static void make_filler(const struct vperf_ctf_stream *s, unsigned char *page, u
 	put64(page + PKT_DISCARDED, discarded);
 }
 
-static int pwrite_all(int fd, const unsigned char *buf, size_t len, uint64_t off)
+/* All of len bytes at off, read (write false) or written, through EINTR and short counts. */
+static int pio_all(int fd, unsigned char *buf, size_t len, uint64_t off, bool write)
 {
 	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+		ssize_t n = write ? pwrite(fd, buf, len, (off_t)off) : pread(fd, buf, len, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -1356,20 +1357,14 @@ static int pwrite_all(int fd, const unsigned char *buf, size_t len, uint64_t off
 	return 0;
 }
 
+static int pwrite_all(int fd, const unsigned char *buf, size_t len, uint64_t off)
+{
+	return pio_all(fd, (unsigned char *)buf, len, off, true);
+}
+
 static int pread_all(int fd, unsigned char *buf, size_t len, uint64_t off)
 {
-	while (len) {
-		ssize_t n = pread(fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return pio_all(fd, buf, len, off, false);
 }
 
 /* Steps 1 to 4 above, for len bytes at lib_done; buf: COPY_CHUNK bytes. */

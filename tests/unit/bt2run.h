@@ -22,6 +22,15 @@
 #endif
 
 /* The whole file, NUL-terminated; "" if there is none. */
+/* Remove a test's temporary directory and everything in it: 0, or -1. */
+static inline int vt_rmtree(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) ? -1 : 0;
+}
+
 static inline char *slurp(const char *path)
 {
 	char *buf = NULL;

@@ -48,13 +48,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct tdir *t = *state;
-	char cmd[PATH_MAX + 16];
-	int ret;
+	int ret = vt_rmtree(t->base);
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->base);
-	ret = system(cmd);
 	free(t);
-	return ret ? -1 : 0;
+	return ret;
 }
 
 static void raw_open(struct tdir *t, unsigned int nr_vcpus)
