@@ -42,6 +42,16 @@ static const struct kernel_param_ops nmi_count_ops = { .get = nmi_count_get };
 module_param_cb(nmi_count, &nmi_count_ops, NULL, 0444);
 MODULE_PARM_DESC(nmi_count, "sampling overflow NMIs handled since load (read only)");
 
+static int throttled_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%llu\n", vperf_overflow_throttled());
+}
+
+static const struct kernel_param_ops throttled_ops = { .get = throttled_get };
+module_param_cb(overflow_throttled, &throttled_ops, NULL, 0444);
+MODULE_PARM_DESC(overflow_throttled, "overflows the host throttled because the last one was not yet taken, "
+		 "online vCPUs (read only)");
+
 static int lost_get(char *buf, const struct kernel_param *kp)
 {
 	return sysfs_emit(buf, "unbased %ld elsewhere %ld snapshot_failures %ld\n",

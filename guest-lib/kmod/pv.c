@@ -131,6 +131,27 @@ void vperf_sampling_put(void)
 		schedule_work(&vperf_disarm_work);
 }
 
+/*
+ * Overflows the host throttled (docs/abi.md 2.4: each found the last one
+ * not yet taken and doubled the period), over the online vCPUs, as their
+ * pages last said.
+ */
+u64 vperf_overflow_throttled(void)
+{
+	unsigned int cpu;
+	u64 sum = 0;
+
+	cpus_read_lock();	/* the offline callback frees pages */
+	for_each_online_cpu(cpu) {
+		struct vperf_vcpu_page *page = READ_ONCE(per_cpu(vperf_page, cpu));
+
+		if (page)
+			sum += READ_ONCE(page->overflow_throttled);
+	}
+	cpus_read_unlock();
+	return sum;
+}
+
 static int vperf_nmi(unsigned int type, struct pt_regs *regs)
 {
 	const u64 bit = 1ull << VPERF_THREAD_CTR_VCPU_CLOCK;

@@ -78,6 +78,7 @@ void vperf_sampling_exit(void);
 int vperf_sampling_get(u64 period);	/* process context: arms, or -EBUSY/-EOPNOTSUPP/-EIO */
 void vperf_sampling_put(void);		/* any context: disarms (deferred) after the last */
 extern atomic_long_t vperf_nmi_count;
+u64 vperf_overflow_throttled(void);
 long vperf_ioctl_vcpu_totals(void __user *uarg);
 bool vperf_may_see_all(void);		/* system-wide data: paranoid <= 0 or CAP_PERFMON */
 

@@ -268,7 +268,7 @@ void hv_counter_close(struct hv_counter *c)
 		close(c->fd);
 	c->fd = -1;
 	c->kind = SRC_NONE;
-	c->period = 0;
+	c->period = c->eff_period = 0;
 }
 
 int hv_counter_read(struct hv_vcpu *v, struct hv_counter *c, struct vperf_counter_value *out)
@@ -310,18 +310,53 @@ int hv_counter_set_period(struct hv_vcpu *v, struct hv_counter *c, uint64_t peri
 
 		if (ioctl(c->fd, PERF_EVENT_IOC_PERIOD, &p))
 			return -VPERF_EINVAL;
-		c->period = period;
-		return 0;
-	}
-	if (period) {
+	} else if (period) {
 		int ret = raw_read(v, c, &now);
 
 		if (ret)
 			return ret;
 		c->next = now + period;
 	}
-	c->period = period;
+	c->period = c->eff_period = period;
+	c->taken_streak = 0;
 	return 0;
+}
+
+bool hv_counter_pace(struct hv_vcpu *v, struct hv_counter *c, bool taken)
+{
+	uint64_t max, eff = c->eff_period;
+
+	(void)v;
+	if (!c->period)
+		return false;
+	max = c->period > (NEVER - 1) >> HV_THROTTLE_MAX_SHIFT ? NEVER - 1 :
+	      c->period << HV_THROTTLE_MAX_SHIFT;
+	if (!taken) {
+		/*
+		 * The guest has not taken the last one: it is not getting to run
+		 * between overflows (an overflow round costs more than the period:
+		 * a nested vCPU under TCG), or it ignores them.  Signals at that
+		 * rate would keep its vCPU out of the guest for good.
+		 */
+		c->taken_streak = 0;
+		eff = eff > max / 2 ? max : eff * 2;
+	} else if (eff > c->period && ++c->taken_streak >= HV_UNTHROTTLE_STREAK) {
+		c->taken_streak = 0;
+		eff -= eff / 4;
+		if (eff < c->period)
+			eff = c->period;
+	}
+	if (eff != c->eff_period) {
+		if (c->kind == SRC_HW || c->kind == SRC_SW) {
+			/* restarts the countdown from now, at the new period */
+			if (ioctl(c->fd, PERF_EVENT_IOC_PERIOD, &eff) == 0)
+				c->eff_period = eff;
+		} else {
+			c->next = c->next - c->eff_period + eff;	/* poll set it one period on */
+			c->eff_period = eff;
+		}
+	}
+	return !taken;
 }
 
 void hv_counters_poll_overflow(struct hv_vcpu *v, uint64_t *bits)
@@ -335,6 +370,6 @@ void hv_counters_poll_overflow(struct hv_vcpu *v, uint64_t *bits)
 		if (raw_read(v, c, &now) || now < c->next)
 			continue;
 		*bits |= 1ull << i;
-		c->next = now + c->period;
+		c->next = now + c->eff_period;
 	}
 }

@@ -12,6 +12,13 @@
 #define HV_MIN_SW_PERIOD_NS	100000ull	/* clock events: >= 100 us */
 #define HV_MIN_HW_PERIOD	10000ull	/* PMU events: >= 10k events */
 #define HV_TRACE_MAX_BYTES	(16u << 20)
+/*
+ * Throttling (docs/abi.md 2.4): an overflow that finds the counter's last
+ * one not yet taken by the guest doubles its period, up to 2^10 times the
+ * guest's; HV_UNTHROTTLE_STREAK taken in a row shrink it by a quarter.
+ */
+#define HV_THROTTLE_MAX_SHIFT	10
+#define HV_UNTHROTTLE_STREAK	16
 
 enum hv_src_kind { SRC_NONE, SRC_HW, SRC_SW, SRC_KVM, SRC_EXITS, SRC_STEAL };
 
@@ -23,7 +30,9 @@ struct hv_counter {
 	uint32_t exit_reason;		/* SRC_EXITS: reason or UINT32_MAX */
 	uint64_t base;			/* raw value at COUNTERS_SET */
 	uint64_t set_ns;		/* CLOCK_MONOTONIC at COUNTERS_SET */
-	uint64_t period;		/* overflow period, 0: off */
+	uint64_t period;		/* overflow period the guest set, 0: off */
+	uint64_t eff_period;		/* the period in force: >= period when throttled */
+	uint32_t taken_streak;		/* overflows in a row the guest had taken */
 	uint64_t next;			/* SRC_KVM/EXITS/STEAL: next overflow at */
 };
 
@@ -39,6 +48,8 @@ struct hv_vcpu {
 	struct hv_counter counters[VPERF_MAX_COUNTERS];
 	uint64_t overflow_status;	/* the host's copy of the page field */
 	_Atomic uint64_t pending;	/* overflow bits set by the signal handler */
+	uint64_t held;			/* overflows held back by the rate limit */
+	uint64_t nr_throttled;		/* overflows that found the last one untaken */
 	uint64_t last_irq_ns;
 	uint64_t nr_irqs;		/* interrupts and NMIs raised */
 	uint64_t nmi_bits;		/* counters whose overflows are NMIs */
@@ -76,6 +87,12 @@ int hv_counter_read(struct hv_vcpu *v, struct hv_counter *c, struct vperf_counte
 int hv_counter_set_period(struct hv_vcpu *v, struct hv_counter *c, uint64_t period);
 /* Polled sources: set bits in *bits for those past their next overflow. */
 void hv_counters_poll_overflow(struct hv_vcpu *v, uint64_t *bits);
+/*
+ * c overflowed; taken: the guest had taken its previous overflow.  Adjusts
+ * the period in force (throttling, see HV_THROTTLE_MAX_SHIFT); returns
+ * true if this overflow was throttled.
+ */
+bool hv_counter_pace(struct hv_vcpu *v, struct hv_counter *c, bool taken);
 uint64_t hv_now_ns(void);
 
 /* Is "src:name" allowed by the device's allowlist? */

@@ -140,6 +140,7 @@ static void counters_clear(struct hv_vcpu *v)
 	v->nr_counters = 0;
 	v->overflow_status = 0;
 	v->nmi_bits = 0;
+	v->held = 0;
 	atomic_store(&v->pending, 0);
 }
 
@@ -206,6 +207,7 @@ static void page_update(struct hv_vcpu *v)
 	/* the NMI counters' bits are the guest's to clear in the page (see vperf_hv__vcpu_exit) */
 	pg->overflow_status = v->overflow_status | (pg->overflow_status & v->nmi_bits);
 	pg->host_time_ns = hv_now_ns();
+	pg->overflow_throttled = v->nr_throttled;
 	for (int i = 0; i < VPERF_MAX_COUNTERS; i++) {
 		struct vperf_counter_value val = { 0, 0, 0 };
 
@@ -219,19 +221,32 @@ static void page_update(struct hv_vcpu *v)
 void vperf_hv__vcpu_exit(struct vperf_hv *hv, int vcpu)
 {
 	struct hv_vcpu *v = &hv->vcpus[vcpu];
-	uint64_t bits, fresh, now;
+	uint64_t bits, occurred, fresh, now;
 	bool raised;
 
 	if (!v->nr_counters)
 		return;
-	bits = atomic_exchange(&v->pending, 0);
-	hv_counters_poll_overflow(v, &bits);
+	occurred = atomic_exchange(&v->pending, 0);
+	hv_counters_poll_overflow(v, &occurred);
+	if (occurred) {
+		/* what the guest has not taken yet: line bits until acked, NMI bits until cleared */
+		uint64_t untaken = v->overflow_status |
+				   ((v->page ? __atomic_load_n(&v->page->overflow_status,
+							       __ATOMIC_RELAXED) : ~0ull) & v->nmi_bits);
+
+		for (int i = 0; i < v->nr_counters; i++)
+			if ((occurred & (1ull << i)) &&
+			    hv_counter_pace(v, &v->counters[i], !(untaken & (1ull << i))))
+				v->nr_throttled++;
+	}
+	bits = occurred | v->held;
+	v->held = 0;
 	if (!bits)
 		return;
 	now = hv_now_ns();
 	if (v->last_irq_ns && now - v->last_irq_ns < hv->cfg.min_irq_interval_ns) {
 		/* Too soon: keep the bits, raise at a later exit. */
-		atomic_fetch_or(&v->pending, bits);
+		v->held = bits;
 		return;
 	}
 	/*
@@ -369,6 +384,7 @@ static int64_t hc_overflow_set(struct hv_vcpu *v, uint64_t idx, uint64_t period,
 	else
 		v->nmi_bits &= ~(1ull << idx);
 	atomic_fetch_and(&v->pending, ~(1ull << idx));
+	v->held &= ~(1ull << idx);
 	return 0;
 }
 
@@ -528,4 +544,11 @@ uint64_t vperf_hv__irq_count(const struct vperf_hv *hv, int vcpu)
 	if (vcpu < 0 || vcpu >= hv->cfg.nr_vcpus)
 		return 0;
 	return hv->vcpus[vcpu].nr_irqs;
+}
+
+uint64_t vperf_hv__throttle_count(const struct vperf_hv *hv, int vcpu)
+{
+	if (vcpu < 0 || vcpu >= hv->cfg.nr_vcpus)
+		return 0;
+	return hv->vcpus[vcpu].nr_throttled;
 }

@@ -3,7 +3,9 @@
  * libvperf-hv against a fake VMM: every hypercall's known answers and its
  * errors for hostile arguments (docs/abi.md, section 4).
  */
+#include <inttypes.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -326,12 +328,15 @@ static void overflow_raises_at_the_period_and_acks_clear(void **state)
 	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
 	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_SET, 1, 3), -VPERF_EINVAL);
 	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_SET, 0, 3), 0);
-	for (int i = 0; i < 10; i++) {
+	for (int i = 1; i <= 10; i++) {
 		f->vm.exits[0]++;
 		vperf_hv__vcpu_exit(f->hv, 0);
+		if (i < 9 && page(f)->overflow_status)	/* the guest's handler, but not the last time */
+			assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_ACK, 1, 0), 0);
 	}
 	assert_int_equal(f->vm.irqs, 3);		/* at 3, 6 and 9 exits */
 	assert_int_equal(vperf_hv__irq_count(f->hv, 0), 3);
+	assert_int_equal(vperf_hv__throttle_count(f->hv, 0), 0);
 	assert_int_equal(page(f)->overflow_status, 1);
 	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_ACK, 2, 0), -VPERF_EINVAL);
 	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_ACK, 1, 0), 0);
@@ -370,14 +375,17 @@ static void overflow_nmi_goes_to_its_vcpu_not_the_line(void **state)
 	assert_int_equal(page(f)->overflow_status, 1);	/* set before the NMI */
 	assert_int_equal(hc(f, 0, VPERF_HC_SNAPSHOT, 0, 0), 0);
 	assert_int_equal(page(f)->overflow_status, 1);	/* a page update keeps it */
+	/* the overflow at 6 found the bit set: the period doubled (throttled), the next is at 12 */
+	assert_int_equal(vperf_hv__throttle_count(f->hv, 0), 1);
 	for (int k = 0; k < 2; k++) {
 		((struct vperf_vcpu_page *)gmem(f, PAGE_GPA))->overflow_status &= ~1ull;	/* the guest handler */
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 6; i++) {
 			f->vm.exits[0]++;
 			vperf_hv__vcpu_exit(f->hv, 0);
 		}
 	}
-	assert_int_equal(f->vm.nmis[0], 3);
+	assert_int_equal(f->vm.nmis[0], 3);		/* at 12 and 18 */
+	assert_int_equal(vperf_hv__throttle_count(f->hv, 0), 1);
 	/* the other counter keeps the device's line */
 	assert_int_equal(hc(f, 0, VPERF_HC_OVERFLOW_SET, 0, 0), 0);
 	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 1, 3, 0), 0);
@@ -412,6 +420,107 @@ static void overflow_rate_is_limited_not_lost(void **state)
 	vperf_hv__vcpu_exit(f->hv, 0);		/* the held-back overflow now */
 	assert_int_equal(f->vm.irqs, before + 1);
 	teardown(state);
+}
+
+static void exit_n(struct fixture *f, int n, bool take)
+{
+	for (int i = 0; i < n; i++) {
+		f->vm.exits[0]++;
+		vperf_hv__vcpu_exit(f->hv, 0);
+		if (take)	/* the guest's NMI handler */
+			((struct vperf_vcpu_page *)gmem(f, PAGE_GPA))->overflow_status &= ~1ull;
+	}
+}
+
+/* Throttling (docs/abi.md 2.4) on a polled counter, where the overflows fall at known exits. */
+static void untaken_overflows_double_the_period_taken_ones_shrink_it(void **state)
+{
+	struct fixture *f = *state;
+	const struct hv_counter *c = &f->hv->vcpus[0].counters[0];
+
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
+	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 0, 4, VPERF_OVERFLOW_NMI), 0);
+	/* the guest never takes its NMI: overflows at 4 (raised), 8, 16, 32 and 64 (throttled) */
+	exit_n(f, 100, false);
+	assert_int_equal(f->vm.nmis[0], 1);
+	assert_int_equal(vperf_hv__throttle_count(f->hv, 0), 4);
+	assert_int_equal(c->eff_period, 64);
+	assert_int_equal(hc(f, 0, VPERF_HC_SNAPSHOT, 0, 0), 0);
+	assert_int_equal(page(f)->overflow_throttled, 4);
+	/* now it takes each: 16 in a row (at 128, 192, ... 1088) shrink the period by a quarter */
+	((struct vperf_vcpu_page *)gmem(f, PAGE_GPA))->overflow_status &= ~1ull;
+	exit_n(f, 1087 - 100, true);
+	assert_int_equal(f->vm.nmis[0], 1 + 15);
+	exit_n(f, 1, true);
+	assert_int_equal(f->vm.nmis[0], 1 + 16);
+	assert_int_equal(c->eff_period, 48);
+	exit_n(f, 1135 - 1088, true);
+	assert_int_equal(f->vm.nmis[0], 17);
+	exit_n(f, 1, true);				/* 1136 = 1088 + 48 */
+	assert_int_equal(f->vm.nmis[0], 18);
+	assert_int_equal(vperf_hv__throttle_count(f->hv, 0), 4);
+	/* a guest that takes them all comes back to its own period, and stays there */
+	exit_n(f, 100000, true);
+	assert_int_equal(c->eff_period, 4);
+	/* OVERFLOW_SET starts afresh */
+	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 0, 5, VPERF_OVERFLOW_NMI), 0);
+	assert_int_equal(c->eff_period, 5);
+}
+
+/* A guest that never takes its overflows gets them at most every 2^10 periods. */
+static void never_taken_overflows_are_capped_at_1024_periods(void **state)
+{
+	struct fixture *f = *state;
+
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
+	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 0, 4, VPERF_OVERFLOW_NMI), 0);
+	/* overflows at 4, 8, 16, ... 4096, then every 4096: 8192, 12288, 16384 (5000 unthrottled) */
+	exit_n(f, 20000, false);
+	assert_int_equal(f->vm.nmis[0], 1);
+	assert_int_equal(vperf_hv__throttle_count(f->hv, 0), 13);
+	assert_int_equal(f->hv->vcpus[0].counters[0].eff_period, 4096);
+	/* a line counter the guest never acks: the same (each overflow still pulses the line) */
+	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 0, 4, 0), 0);
+	exit_n(f, 24, false);				/* at 4, 8 and 16 */
+	assert_int_equal(f->vm.irqs, 3);
+	assert_int_equal(vperf_hv__throttle_count(f->hv, 0), 15);
+}
+
+/*
+ * The livelock throttling exists for: a task-clock overflow every 100 us of
+ * the vCPU thread's time, which the guest never takes (under TCG an
+ * overflow round costs more than 100 us).  The real perf event's period
+ * must grow: 200 ms of CPU would be ~2000 signals unthrottled.
+ */
+static void task_clock_overflows_the_guest_cannot_take_are_throttled(void **state)
+{
+	struct fixture *f = *state;
+	const struct hv_counter *c = &f->hv->vcpus[0].counters[0];
+	uint64_t overflows;
+	volatile uint64_t sink = 0;
+	double t0;
+
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_PERF, 0, "task-clock");
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
+	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 0, 100000, VPERF_OVERFLOW_NMI), 0);
+	t0 = thread_cpu_ns();
+	while (thread_cpu_ns() - t0 < 200e6) {
+		for (int i = 0; i < 1000; i++)
+			sink += (uint64_t)i;
+		vperf_hv__vcpu_exit(f->hv, 0);
+	}
+	overflows = f->vm.nmis[0] + vperf_hv__throttle_count(f->hv, 0);
+	print_message("task-clock 100 us, never taken, 200 ms of CPU: %" PRIu64 " overflows, "
+		      "period now %" PRIu64 " ns\n", overflows, c->eff_period);
+	assert_int_equal(f->vm.nmis[0], 1);
+	assert_true(overflows >= 5);		/* 100, 200, 400, 800, 1600 us: the perf path works */
+	assert_true(overflows <= 20);		/* 11 to reach the cap of 102.4 ms, then ~1 */
+	assert_true(c->eff_period >= 100000ull << 8);
 }
 
 static void clock_overflow_period_has_a_floor(void **state)
@@ -661,6 +770,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(overflow_raises_at_the_period_and_acks_clear, setup, teardown),
 		cmocka_unit_test_setup_teardown(overflow_nmi_goes_to_its_vcpu_not_the_line, setup, teardown),
 		cmocka_unit_test(overflow_rate_is_limited_not_lost),
+		cmocka_unit_test_setup_teardown(untaken_overflows_double_the_period_taken_ones_shrink_it,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(never_taken_overflows_are_capped_at_1024_periods, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(task_clock_overflows_the_guest_cannot_take_are_throttled,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(clock_overflow_period_has_a_floor, setup, teardown),
 		cmocka_unit_test_setup_teardown(ucall_is_copied_and_terminated, setup, teardown),
 		cmocka_unit_test_setup_teardown(trace_ring_register_and_flush, setup, teardown),

@@ -124,7 +124,10 @@ struct vperf_vcpu_page {
 	__u64 overflow_status;		/* bit n: counter n overflowed */
 	__u64 host_time_ns;		/* CLOCK_MONOTONIC of the last update */
 	struct vperf_counter_value counters[VPERF_MAX_COUNTERS];
-	__u64 reserved[8];
+	__u64 overflow_throttled;	/* overflows that found the last one not yet
+					 * taken: each doubled that counter's period
+					 * (docs/abi.md 2.4, "Throttling") */
+	__u64 reserved[7];
 };
 
 /* ---- counter configuration ---- */

@@ -132,6 +132,8 @@ uint64_t vperf_hv__doorbell_count(const struct vperf_hv *hv, int vcpu);
 uint64_t vperf_hv__hypercall_count(const struct vperf_hv *hv, int vcpu, uint32_t op);
 /* Overflow interrupts injected into vCPU n. */
 uint64_t vperf_hv__irq_count(const struct vperf_hv *hv, int vcpu);
+/* Overflows of vCPU n that found the last one untaken (each doubled a period). */
+uint64_t vperf_hv__throttle_count(const struct vperf_hv *hv, int vcpu);
 
 /*
  * Drain vCPU n's trace ring now (from any thread): the valid records go to
