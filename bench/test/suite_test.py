@@ -68,7 +68,7 @@ def metrics_of(e):
 class Converters(unittest.TestCase):
     def test_every_goal_has_its_metric_on_a_real_line(self):
         # a goal naming a metric its converter does not produce would be SKIP forever: catch the drift here
-        for name in ("read-latency", "hypercall", "guest"):
+        for name in ("read-latency", "hypercall", "guest", "trace"):
             names = {m["name"] for m in entry(name, line(name))["metrics"]}
             for g in S.load_goals():
                 if g["bench"] == name:
@@ -101,6 +101,33 @@ class Converters(unittest.TestCase):
         g = goals_of(e)["hypercall/hypercall_vs_port_io"]
         self.assertEqual(g["value"], raw["hypercall_vs_port_io"])
         self.assertEqual(g["result"], "PASS" if raw["goal_met"] else "MISS")
+
+    def test_trace(self):
+        raw = line("trace")
+        e = entry("trace", raw)
+        doc_of([e])
+        m, g = metrics_of(e), goals_of(e)
+        self.assertEqual(m["marker_ns"]["value"], raw["cost"]["marker"]["ns_per_event"])
+        self.assertEqual(m["hypercall_event_ns"]["value"], raw["cost"]["hypercall"]["ns_per_event"])
+        self.assertEqual(m["marker_vs_hypercall"]["value"], raw["marker_vs_hypercall"])
+        self.assertEqual(m["drain_fastest_per_s"]["value"], raw["drain"]["f"]["produced_per_s"])
+        # the run of 2026-11-25: every goal met; 4e-05 exits per marker is within the 0.001 tolerance
+        for gid in ("marker_exits", "marker_syscalls", "marker_vs_hypercall", "marker_vs_trace_marker",
+                    "drain_hypercall_rate_lost", "drain_fastest_unaccounted"):
+            self.assertEqual(g["trace/" + gid]["result"], "PASS", gid)
+        # a marker that made an exit per event misses
+        raw["cost"]["marker"]["exits_per_event"] = 1.0
+        e = entry("trace", raw)
+        doc_of([e])
+        self.assertEqual(goals_of(e)["trace/marker_exits"]["result"], "MISS")
+
+    def test_trace_without_drain_skips_its_goals(self):
+        raw = line("trace")
+        del raw["drain"]
+        e = entry("trace", raw)
+        doc_of([e])
+        self.assertEqual(metrics_of(e)["drain_fastest_unaccounted"]["status"], "skipped")
+        self.assertEqual(goals_of(e)["trace/drain_fastest_unaccounted"]["result"], "SKIP")
 
     def test_hypercall_missing_field_is_skipped(self):
         raw = line("hypercall")
