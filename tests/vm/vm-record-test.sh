@@ -10,6 +10,10 @@
 #             and the recording's losses are exactly the calls the writers saw refused (and made again)
 #   order     1000 triples (marker A, a port write the VMM records as an exit, marker B) from one thread: in the
 #             trace's one clock, A < the exit < B for every triple (guest TSC mapped onto the host's)
+#   kill      a second recorded run, whose recorder (vperf-vmm, writing the raw recording) gets SIGKILL while 2
+#             threads stream markers (through the VM runner's --host-bg, in a wrapper named by VPERF_VM_RUNNER):
+#             `vperf vm record` still brings the recording back and converts it up to its last whole chunk, and
+#             babeltrace2 reads it with exit 0; each thread's markers are a gap-free prefix 0..k-1, >= 1000 in all
 # Exit status: 0 all passed, 1 a case failed, or the run's status (122/123/124/125/126) when the guest did not run.
 set -uo pipefail
 VPERF=${1:?usage: vm-record-test.sh VPERF MARKS}
@@ -61,4 +65,22 @@ for c in "conserve 4 $((100000 - lost)) $refused" "order 1000 $PORT"; do
 	[ "$st" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
 	verdict "$1" "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st"
 done
+
+# kill: the recorder SIGKILLed mid-run. The wrapper adds --host-bg to the runner vperf would use: where vperf-vmm runs
+# (L1 when nested), 25 s after it started, kill -9 it, while the guest's 2 threads stream markers for 120 s.
+VMRUN=${VPERF_VM_RUNNER:-$(cd "$(dirname "$0")" && pwd)/vm-run.sh}
+printf '#!/bin/bash\nexec %q --host-bg %q "$@"\n' "$VMRUN" 'sleep 25; kill -9 $(pidof vperf-vmm)' >"$WORK/killing-runner"
+chmod +x "$WORK/killing-runner"
+KDIR="$WORK/killed"
+(cd "$WORK" && VPERF_VM_RUNNER="$WORK/killing-runner" "$VPERF" vm record --timeout 300 -o "$KDIR" --add "$MARKS" -- \
+	"export VPERF_MARK_KB=1024; vperf-record-marks stream 2 120") >"$WORK/kout" 2>&1
+kst=$?
+cat "$WORK/kout"
+echo "vm-record: vperf vm record with its recorder killed exited with status $kst"
+out=$(python3 "$CHECK" prefix "$KDIR" 2 1000 2>&1)
+ok=0
+cut=0
+grep -aq 'cut short' "$WORK/kout" && cut=1
+[ "$cut" = 1 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
+verdict kill "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); said cut short: $cut; vm record status $kst"
 exit "$fails"

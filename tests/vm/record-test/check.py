@@ -7,6 +7,9 @@
                                         TOTAL of them, and the recording's losses exactly the REFUSED
                                         marker calls (-ENOSPC) the writers saw and made again (default 0)
   check.py order DIR N PORT             for each of N triples: t(A_i) < t(i-th exit at PORT) < t(B_i)
+  check.py prefix DIR THREADS MIN       a recording cut short (its recorder killed): babeltrace2 reads it with
+                                        exit 0, and each thread's "s" markers are 0, 1, ... k-1 (no gap, no
+                                        duplicate, in order), from 1..THREADS threads, at least MIN in all
 
 Prints what it found; exit 0 pass, 1 fail, 2 usage or unreadable recording.
 """
@@ -89,14 +92,35 @@ def order(d, n, port):
     return checked == n and bad == 0
 
 
+def prefix(d, threads, least):
+    nxt = {}
+    bad = 0
+    for _, name, p in events(d):
+        if name != "marker" or field(p, "name") != "s":
+            continue
+        v = int(field(p, "value"))
+        t, i = v >> 32, v & 0xffffffff
+        if i != nxt.get(t, 0):
+            bad += 1
+            if bad <= 5:
+                print(f"prefix: thread {t}: marker {i} where {nxt.get(t, 0)} was due")
+        nxt[t] = max(nxt.get(t, 0), i + 1)
+    got = sum(nxt.values())
+    print(f"prefix: {got} markers from {len(nxt)} threads ({', '.join(str(n) for n in nxt.values())}), "
+          f"{bad} out of sequence; babeltrace2 warnings: {len(events.warnings.splitlines())} lines")
+    return bad == 0 and got >= least and 1 <= len(nxt) <= threads
+
+
 def main():
-    if len(sys.argv) not in (5, 6) or sys.argv[1] not in ("conserve", "order") or \
+    if len(sys.argv) not in (5, 6) or sys.argv[1] not in ("conserve", "order", "prefix") or \
             (len(sys.argv) == 6 and sys.argv[1] != "conserve"):
         print(__doc__)
         return 2
     d, p1, p2 = sys.argv[2], int(sys.argv[3], 0), int(sys.argv[4], 0)
     if sys.argv[1] == "conserve":
         ok = conserve(d, p1, p2, int(sys.argv[5]) if len(sys.argv) == 6 else 0)
+    elif sys.argv[1] == "prefix":
+        ok = prefix(d, p1, p2)
     else:
         ok = order(d, p1, p2)
     print("PASS" if ok else "FAIL")

@@ -7,6 +7,10 @@
  *	(i counting from 0 in each thread), then flush; a marker that finds the thread's buffer
  *	full gets a flush (the module copies the buffer) and one more try, and only then counts
  *	lost; prints "conserve: written W lost L flushes F".
+ *   vperf-record-marks stream THREADS SECONDS
+ *	THREADS threads write markers named "s", value = thread << 32 | i (i from 0), 100 at a
+ *	time with a 10 ms sleep between (under 10 000 a second each), for SECONDS: a run that the
+ *	recorder's SIGKILL (record-test's kill case) interrupts; prints "stream: written W lost L".
  *   vperf-record-marks order N PORT
  *	N triples: marker "A" (value i), a one-byte port write to PORT (an exit the VMM records),
  *	marker "B" (value i); prints "order: triples N lost L".
@@ -19,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <sys/io.h>
 
 #include <vperf/vperf.h>
@@ -52,6 +58,40 @@ static void *conserve(void *arg)
 			w->err = err;
 			return NULL;
 		}
+	}
+	w->err = vperf_trace_flush();
+	return NULL;
+}
+
+static double stream_end;
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *stream(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t i = 0;
+
+	while (mono_s() < stream_end) {
+		for (int k = 0; k < 100; k++, i++) {
+			int err = vperf_trace_mark("s", (uint64_t)w->idx << 32 | i, VPERF_MARK_INSTANT);
+
+			if (err == -ENOSPC) {
+				w->lost++;
+			} else if (err) {
+				w->err = err;
+				return NULL;
+			} else {
+				w->written++;
+			}
+		}
+		usleep(10000);
 	}
 	w->err = vperf_trace_flush();
 	return NULL;
@@ -101,6 +141,32 @@ int main(int argc, char **argv)
 		       (unsigned long long)lost, (unsigned long long)flushes);
 		return ret;
 	}
+	if (argc == 4 && !strcmp(argv[1], "stream") && !parse(argv[2], 1, 64, &a) &&
+	    !parse(argv[3], 1, 3600, &b)) {
+		struct worker w[64];
+		uint64_t written = 0, lost = 0;
+		int ret = 0;
+
+		stream_end = mono_s() + (double)b;
+		for (unsigned int i = 0; i < a; i++) {
+			w[i] = (struct worker){ .idx = i };
+			if (pthread_create(&w[i].t, NULL, stream, &w[i])) {
+				fprintf(stderr, "vperf-record-marks: pthread_create failed\n");
+				return 1;
+			}
+		}
+		for (unsigned int i = 0; i < a; i++) {
+			pthread_join(w[i].t, NULL);
+			if (w[i].err) {
+				fprintf(stderr, "vperf-record-marks: thread %u: %s\n", i, strerror(-w[i].err));
+				ret = 1;
+			}
+			written += w[i].written;
+			lost += w[i].lost;
+		}
+		printf("stream: written %llu lost %llu\n", (unsigned long long)written, (unsigned long long)lost);
+		return ret;
+	}
 	if (argc == 4 && !strcmp(argv[1], "order") && !parse(argv[2], 1, 10000000, &a) &&
 	    !parse(argv[3], 1, 0xffff, &b)) {
 		uint64_t lost = 0;
@@ -125,6 +191,7 @@ int main(int argc, char **argv)
 		printf("order: triples %llu lost %llu\n", (unsigned long long)a, (unsigned long long)lost);
 		return 0;
 	}
-	fprintf(stderr, "usage: vperf-record-marks conserve THREADS(1..64) TOTAL | order N PORT\n");
+	fprintf(stderr, "usage: vperf-record-marks conserve THREADS(1..64) TOTAL | stream THREADS SECONDS | "
+		"order N PORT\n");
 	return 2;
 }
