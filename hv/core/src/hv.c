@@ -228,14 +228,17 @@ void vperf_hv__vcpu_exit(struct vperf_hv *hv, int vcpu)
 		return;
 	occurred = atomic_exchange(&v->pending, 0);
 	hv_counters_poll_overflow(v, &occurred);
-	if (occurred) {
-		/* what the guest has not taken yet: line bits until acked, NMI bits until cleared */
-		uint64_t untaken = v->overflow_status |
-				   ((v->page ? __atomic_load_n(&v->page->overflow_status,
-							       __ATOMIC_RELAXED) : ~0ull) & v->nmi_bits);
+	if (occurred & v->nmi_bits) {
+		/*
+		 * NMI counters: the guest has taken the last overflow once it cleared
+		 * the bit in its page (no page: never).  Line counters are not paced:
+		 * their overflows raise the line whether acked or not (docs/abi.md 2.4).
+		 */
+		uint64_t untaken = (v->page ? __atomic_load_n(&v->page->overflow_status,
+							      __ATOMIC_RELAXED) : ~0ull) & v->nmi_bits;
 
 		for (int i = 0; i < v->nr_counters; i++)
-			if ((occurred & (1ull << i)) &&
+			if ((occurred & v->nmi_bits & (1ull << i)) &&
 			    hv_counter_pace(v, &v->counters[i], !(untaken & (1ull << i))))
 				v->nr_throttled++;
 	}
