@@ -322,11 +322,10 @@ int hv_counter_set_period(struct hv_vcpu *v, struct hv_counter *c, uint64_t peri
 	return 0;
 }
 
-bool hv_counter_pace(struct hv_vcpu *v, struct hv_counter *c, bool taken)
+bool hv_counter_pace(struct hv_counter *c, bool taken)
 {
 	uint64_t max, eff = c->eff_period;
 
-	(void)v;
 	if (!c->period)
 		return false;
 	max = c->period > (NEVER - 1) >> HV_THROTTLE_MAX_SHIFT ? NEVER - 1 :

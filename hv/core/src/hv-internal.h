@@ -92,7 +92,7 @@ void hv_counters_poll_overflow(struct hv_vcpu *v, uint64_t *bits);
  * the period in force (throttling, see HV_THROTTLE_MAX_SHIFT); returns
  * true if this overflow was throttled.
  */
-bool hv_counter_pace(struct hv_vcpu *v, struct hv_counter *c, bool taken);
+bool hv_counter_pace(struct hv_counter *c, bool taken);
 uint64_t hv_now_ns(void);
 
 /* Is "src:name" allowed by the device's allowlist? */

@@ -239,7 +239,7 @@ void vperf_hv__vcpu_exit(struct vperf_hv *hv, int vcpu)
 
 		for (int i = 0; i < v->nr_counters; i++)
 			if ((occurred & v->nmi_bits & (1ull << i)) &&
-			    hv_counter_pace(v, &v->counters[i], !(untaken & (1ull << i))))
+			    hv_counter_pace(&v->counters[i], !(untaken & (1ull << i))))
 				v->nr_throttled++;
 	}
 	bits = occurred | v->held;

@@ -432,16 +432,22 @@ static void exit_n(struct fixture *f, int n, bool take)
 	}
 }
 
+/* Counter 0: all exits of vCPU 0, its page registered, an overflow NMI every period exits. */
+static void arm_exits_nmi(struct fixture *f, uint64_t period)
+{
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
+	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 0, period, VPERF_OVERFLOW_NMI), 0);
+}
+
 /* Throttling (docs/abi.md 2.4) on a polled counter, where the overflows fall at known exits. */
 static void untaken_overflows_double_the_period_taken_ones_shrink_it(void **state)
 {
 	struct fixture *f = *state;
 	const struct hv_counter *c = &f->hv->vcpus[0].counters[0];
 
-	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
-	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
-	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
-	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 0, 4, VPERF_OVERFLOW_NMI), 0);
+	arm_exits_nmi(f, 4);
 	/* the guest never takes its NMI: overflows at 4 (raised), 8, 16, 32 and 64 (throttled) */
 	exit_n(f, 100, false);
 	assert_int_equal(f->vm.nmis[0], 1);
@@ -474,10 +480,7 @@ static void never_taken_overflows_are_capped_at_1024_periods(void **state)
 {
 	struct fixture *f = *state;
 
-	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
-	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
-	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
-	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 0, 4, VPERF_OVERFLOW_NMI), 0);
+	arm_exits_nmi(f, 4);
 	/* overflows at 4, 8, 16, ... 4096, then every 4096: 8192, 12288, 16384 (5000 unthrottled) */
 	exit_n(f, 20000, false);
 	assert_int_equal(f->vm.nmis[0], 1);

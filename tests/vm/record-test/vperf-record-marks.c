@@ -110,61 +110,55 @@ static int parse(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* nr threads running fn, total markers split between them; their counts summed into *sum: 0, or 1 (said why). */
+static int run_workers(void *(*fn)(void *), unsigned int nr, uint64_t total, struct worker *sum)
+{
+	struct worker w[64];
+	int ret = 0;
+
+	*sum = (struct worker){ 0 };
+	for (unsigned int i = 0; i < nr; i++) {
+		w[i] = (struct worker){ .idx = i, .n = total / nr + (i < total % nr) };
+		if (pthread_create(&w[i].t, NULL, fn, &w[i])) {
+			fprintf(stderr, "vperf-record-marks: pthread_create failed\n");
+			return 1;
+		}
+	}
+	for (unsigned int i = 0; i < nr; i++) {
+		pthread_join(w[i].t, NULL);
+		if (w[i].err) {
+			fprintf(stderr, "vperf-record-marks: thread %u: %s\n", i, strerror(-w[i].err));
+			ret = 1;
+		}
+		sum->written += w[i].written;
+		sum->lost += w[i].lost;
+		sum->flushes += w[i].flushes;
+	}
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t a, b;
 
 	if (argc == 4 && !strcmp(argv[1], "conserve") && !parse(argv[2], 1, 64, &a) &&
 	    !parse(argv[3], 1, 100000000, &b)) {
-		struct worker w[64];
-		uint64_t written = 0, lost = 0, flushes = 0;
-		int ret = 0;
+		struct worker sum;
+		int ret = run_workers(conserve, (unsigned int)a, b, &sum);
 
-		for (unsigned int i = 0; i < a; i++) {
-			w[i] = (struct worker){ .idx = i, .n = b / a + (i < b % a) };
-			if (pthread_create(&w[i].t, NULL, conserve, &w[i])) {
-				fprintf(stderr, "vperf-record-marks: pthread_create failed\n");
-				return 1;
-			}
-		}
-		for (unsigned int i = 0; i < a; i++) {
-			pthread_join(w[i].t, NULL);
-			if (w[i].err) {
-				fprintf(stderr, "vperf-record-marks: thread %u: %s\n", i, strerror(-w[i].err));
-				ret = 1;
-			}
-			written += w[i].written;
-			lost += w[i].lost;
-			flushes += w[i].flushes;
-		}
-		printf("conserve: written %llu lost %llu flushes %llu\n", (unsigned long long)written,
-		       (unsigned long long)lost, (unsigned long long)flushes);
+		printf("conserve: written %llu lost %llu flushes %llu\n", (unsigned long long)sum.written,
+		       (unsigned long long)sum.lost, (unsigned long long)sum.flushes);
 		return ret;
 	}
 	if (argc == 4 && !strcmp(argv[1], "stream") && !parse(argv[2], 1, 64, &a) &&
 	    !parse(argv[3], 1, 3600, &b)) {
-		struct worker w[64];
-		uint64_t written = 0, lost = 0;
-		int ret = 0;
+		struct worker sum;
+		int ret;
 
 		stream_end = mono_s() + (double)b;
-		for (unsigned int i = 0; i < a; i++) {
-			w[i] = (struct worker){ .idx = i };
-			if (pthread_create(&w[i].t, NULL, stream, &w[i])) {
-				fprintf(stderr, "vperf-record-marks: pthread_create failed\n");
-				return 1;
-			}
-		}
-		for (unsigned int i = 0; i < a; i++) {
-			pthread_join(w[i].t, NULL);
-			if (w[i].err) {
-				fprintf(stderr, "vperf-record-marks: thread %u: %s\n", i, strerror(-w[i].err));
-				ret = 1;
-			}
-			written += w[i].written;
-			lost += w[i].lost;
-		}
-		printf("stream: written %llu lost %llu\n", (unsigned long long)written, (unsigned long long)lost);
+		ret = run_workers(stream, (unsigned int)a, 0, &sum);
+		printf("stream: written %llu lost %llu\n", (unsigned long long)sum.written,
+		       (unsigned long long)sum.lost);
 		return ret;
 	}
 	if (argc == 4 && !strcmp(argv[1], "order") && !parse(argv[2], 1, 10000000, &a) &&
