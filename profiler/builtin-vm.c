@@ -564,6 +564,10 @@ static int record_convert(const char *dir, const char *raw, uint64_t raw_size)
 		"producers %" PRIu64 ", VMM exits %" PRIu64 ", host kernel %" PRIu64 "; refused guest "
 		"bytes %" PRIu64 "%s ]\n", lost, st.lost_guest, st.lost_producer, st.lost_vmm,
 		st.lost_host, st.lost_invalid_bytes, lost ? " (babeltrace2 warns where)" : "");
+	if (st.guest_bad_headers)
+		fprintf(stderr, "[ vperf vm record: the guest broke a trace ring's header: %" PRIu64 " drains "
+			"refused (its records since are lost; guest_ring_invalid events say which vCPU) ]\n",
+			st.guest_bad_headers);
 	if (st.guest_unmapped)
 		fprintf(stderr, "[ vperf vm record: %" PRIu64 " guest records left out: no clock "
 			"mapping for their vCPU ]\n", st.guest_unmapped);

@@ -287,10 +287,12 @@ static void drain_guest(struct recorder *rec, unsigned int n)
 	vperf_hv__trace_drain(rec->vm->pv, (int)n);	/* -ESTATE without a ring: nothing to do */
 	if (vperf_hv__trace_stats(rec->vm->pv, (int)n, &st))
 		return;
-	if (st.invalid_bytes != rv->last.invalid_bytes || st.guest_lost != rv->last.guest_lost) {
+	if (st.invalid_bytes != rv->last.invalid_bytes || st.guest_lost != rv->last.guest_lost ||
+	    st.bad_headers != rv->last.bad_headers) {
 		struct vperf_rawrec_guest_lost gl = {
 			.host_tsc = recorder__tsc(), .invalid_bytes = st.invalid_bytes,
 			.invalid_records = st.invalid_drains, .guest_lost = st.guest_lost,
+			.bad_headers = st.bad_headers,
 		};
 
 		recorder__chunk(rec, VPERF_RAWREC_GUEST_LOST, n, 0, &gl, sizeof(gl));

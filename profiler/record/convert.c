@@ -102,7 +102,7 @@ static const struct vperf_ctf_field_desc f_inj[] = {
 	F("vector", U32), F("soft", U8), F("reinjected", U8), F("tid", U32),
 };
 static const struct vperf_ctf_field_desc f_invalid[] = {
-	F("bytes", U64), F("drains", U64),
+	F("bytes", U64), F("drains", U64), F("bad_headers", U64),
 };
 
 static const struct vperf_ctf_class_desc classes[NR_EV] = {
@@ -134,6 +134,7 @@ struct cev {
 	const void *p;			/* the record in the mapped file, or the host event */
 	uint64_t count;			/* SRC_LOST, SRC_INVALID: how many */
 	uint64_t count2;		/* SRC_INVALID: drains */
+	uint64_t count3;		/* SRC_INVALID: drains refused for a bad ring header */
 	uint32_t cpu;
 	uint8_t layer;			/* enum vperf_ctf_layer */
 	uint8_t src;			/* enum src */
@@ -157,6 +158,7 @@ struct conv {
 	uint64_t guest_lost[VPERF_MAX_VCPUS_RAW];
 	uint64_t invalid_bytes[VPERF_MAX_VCPUS_RAW];
 	uint64_t invalid_drains[VPERF_MAX_VCPUS_RAW];
+	uint64_t bad_headers[VPERF_MAX_VCPUS_RAW];
 	char meta[8192];
 	size_t meta_len;
 	bool ended;
@@ -343,8 +345,10 @@ static int event_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 		bool vmm = ch->type == VPERF_RAWREC_EXITS_LOST;
 		uint64_t host_tsc, delta;
 
-		if (n >= c->h->nr_vcpus || ch->size != (vmm ? sizeof(struct vperf_rawrec_lost) :
-							   sizeof(struct vperf_rawrec_guest_lost)))
+		if (n >= c->h->nr_vcpus ||
+		    (vmm ? ch->size != sizeof(struct vperf_rawrec_lost) :
+			   ch->size != sizeof(struct vperf_rawrec_guest_lost) &&
+			   ch->size != offsetof(struct vperf_rawrec_guest_lost, bad_headers)))
 			return fail(c, -EINVAL, "a bad lost chunk (vCPU %u, %u bytes)", n, ch->size);
 		if (vmm) {
 			const struct vperf_rawrec_lost *l = (const void *)p;
@@ -359,8 +363,10 @@ static int event_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 			return err;
 		}
 		{
-			const struct vperf_rawrec_guest_lost *g = (const void *)p;
+			struct vperf_rawrec_guest_lost gl = { 0 };
+			const struct vperf_rawrec_guest_lost *g = &gl;
 
+			memcpy(&gl, p, ch->size);	/* an older writer's has no bad_headers: 0 */
 			host_tsc = g->host_tsc;
 			/* the guest's own count: a decrease is the guest's doing, never subtracted */
 			delta = g->guest_lost > c->guest_lost[n] ? g->guest_lost - c->guest_lost[n] : 0;
@@ -369,15 +375,23 @@ static int event_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 			if (delta)
 				err = push(c, (struct cev){ .ns = tsc_ns(c, host_tsc), .count = delta, .cpu = n,
 							    .src = SRC_LOST, .layer = VPERF_CTF_GUEST_KERNEL });
-			if (!err && g->invalid_bytes > c->invalid_bytes[n]) {
+			if (!err && (g->invalid_bytes > c->invalid_bytes[n] ||
+				     g->bad_headers > c->bad_headers[n])) {
+				uint64_t bad = g->bad_headers > c->bad_headers[n] ?
+					       g->bad_headers - c->bad_headers[n] : 0;
+
 				err = push(c, (struct cev){ .ns = tsc_ns(c, host_tsc),
-							    .count = g->invalid_bytes - c->invalid_bytes[n],
+							    .count = g->invalid_bytes > c->invalid_bytes[n] ?
+								     g->invalid_bytes - c->invalid_bytes[n] : 0,
 							    .count2 = g->invalid_records - c->invalid_drains[n],
-							    .cpu = n, .src = SRC_INVALID,
+							    .count3 = bad, .cpu = n, .src = SRC_INVALID,
 							    .layer = VPERF_CTF_GUEST_KERNEL });
-				c->st->lost_invalid_bytes += g->invalid_bytes - c->invalid_bytes[n];
+				if (g->invalid_bytes > c->invalid_bytes[n])
+					c->st->lost_invalid_bytes += g->invalid_bytes - c->invalid_bytes[n];
+				c->st->guest_bad_headers += bad;
 				c->invalid_bytes[n] = g->invalid_bytes;
 				c->invalid_drains[n] = g->invalid_records;
+				c->bad_headers[n] = g->bad_headers;
 			}
 			return err;
 		}
@@ -626,9 +640,10 @@ static int emit_one(struct conv *c, struct vperf_ctf *ctf, const struct cev *e)
 	case SRC_LOST:
 		return vperf_ctf__lost(s, e->ns, e->count);
 	case SRC_INVALID: {
-		struct vperf_ctf_value v[] = { VPERF_CTF_U64(e->count), VPERF_CTF_U64(e->count2) };
+		struct vperf_ctf_value v[] = { VPERF_CTF_U64(e->count), VPERF_CTF_U64(e->count2),
+					       VPERF_CTF_U64(e->count3) };
 
-		return vperf_ctf__emit(s, EV_RING_INVALID, e->ns, v, 2);
+		return vperf_ctf__emit(s, EV_RING_INVALID, e->ns, v, 3);
 	}
 #ifdef VPERF_RECORD_HOSTEVENTS
 	case SRC_HOST:
@@ -823,11 +838,15 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 			{ "summary_lost_guest_ring", c->st->lost_guest },
 			{ "summary_lost_guest_producer", c->st->lost_producer },
 			{ "summary_guest_invalid_bytes", c->st->lost_invalid_bytes },
+			{ "summary_guest_bad_ring_headers", c->st->guest_bad_headers },
 			{ "summary_lost_vmm", c->st->lost_vmm },
 			{ "summary_lost_host", c->st->lost_host },
 			{ "summary_duration_ns", c->nr_ev ? c->ev[c->nr_ev - 1].ns - c->ev[0].ns : 0 },
 		};
-		size_t nr_sum = 10;
+		size_t nr_sum = 0;
+
+		while (nr_sum < 24 && sum[nr_sum].key)	/* the fixed ones above */
+			nr_sum++;
 
 		for (unsigned int ty = 1; ty < VPERF_TRACE_NR_TYPES && nr_sum < 24; ty++) {
 			if (!c->st->guest_by_type[ty] || !type_keys[ty])

@@ -27,6 +27,7 @@ struct vperf_convert_stats {
 	uint64_t host_events;		/* host kernel events */
 	uint64_t lost_guest;		/* the guest's rings' lost (its own count) */
 	uint64_t lost_invalid_bytes;	/* guest bytes the host refused */
+	uint64_t guest_bad_headers;	/* drains refused: a guest ring header broken */
 	uint64_t lost_producer;		/* guest LOST records' counts */
 	uint64_t lost_vmm;		/* exit records the VMM dropped */
 	uint64_t lost_host;		/* host kernel events lost (overrun) */

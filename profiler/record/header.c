@@ -165,7 +165,8 @@ int vperf_recording_header(const char *dir, FILE *out, char *why, size_t why_len
 		num(&e, "summary_guest_records"), num(&e, "summary_guest_unmapped"));
 	for (size_t i = 0; i < e.n; i++)
 		if (!strncmp(e.key[i], "summary_guest_", 14) && strcmp(e.key[i], "summary_guest_records") &&
-		    strcmp(e.key[i], "summary_guest_unmapped") && strcmp(e.key[i], "summary_guest_invalid_bytes"))
+		    strcmp(e.key[i], "summary_guest_unmapped") && strcmp(e.key[i], "summary_guest_invalid_bytes") &&
+		    strcmp(e.key[i], "summary_guest_bad_ring_headers"))
 			fprintf(out, "#   %-20s %s\n", e.key[i] + 14, e.val[i]);
 	fprintf(out, "# vmm exits: %" PRIu64 "\n", num(&e, "summary_vmm_exits"));
 	fprintf(out, "# host kernel events: %" PRIu64 " (%s)\n", num(&e, "summary_host_events"),
@@ -174,6 +175,9 @@ int vperf_recording_header(const char *dir, FILE *out, char *why, size_t why_len
 		PRIu64 ", vmm exits %" PRIu64 ", host kernel %" PRIu64 "\n", num(&e, "summary_lost_guest_ring"),
 		num(&e, "summary_lost_guest_producer"), num(&e, "summary_guest_invalid_bytes"),
 		num(&e, "summary_lost_vmm"), num(&e, "summary_lost_host"));
+	if (num(&e, "summary_guest_bad_ring_headers"))
+		fprintf(out, "# guest ring headers broken by the guest: %" PRIu64 " drains refused\n",
+			num(&e, "summary_guest_bad_ring_headers"));
 	if (!strcmp(val(&e, "raw_truncated", "0"), "1"))
 		fprintf(out, "# note: the raw recording was cut short (the VMM was killed): events up to its "
 			"last whole chunk\n");

@@ -257,7 +257,8 @@ static void without_an_offset_samples_map_and_none_leaves_records_out(void **sta
 
 /*
  * Losses reach the trace as babeltrace2's discarded-events warnings: the guest ring's own
- * count, the guest's LOST records, and the VMM's dropped exits, each counted once.
+ * count, the guest's LOST records, and the VMM's dropped exits, each counted once; refused
+ * guest bytes and ring headers the guest broke as guest_ring_invalid events.
  */
 static void losses_become_discarded_events(void **state)
 {
@@ -266,6 +267,9 @@ static void losses_become_discarded_events(void **state)
 	struct vperf_rawrec_guest_lost gl1 = { .host_tsc = START_TSC + 100, .guest_lost = 5 };
 	struct vperf_rawrec_guest_lost gl2 = { .host_tsc = START_TSC + 200, .guest_lost = 7,
 					       .invalid_bytes = 96, .invalid_records = 1 };
+	/* an older writer's 32-byte chunk (no bad_headers), then a header the guest broke twice */
+	struct vperf_rawrec_guest_lost gl3 = { .host_tsc = START_TSC + 250, .guest_lost = 7,
+					       .invalid_bytes = 96, .invalid_records = 1, .bad_headers = 2 };
 	struct vperf_rawrec_lost xl = { .host_tsc = START_TSC + 300, .count = 3 };
 	struct vperf_trace_lost lr = { .h = { .size = sizeof(lr), .type = VPERF_TRACE_LOST,
 					      .tsc = START_TSC + 50 }, .count = 11,
@@ -283,7 +287,8 @@ static void losses_become_discarded_events(void **state)
 	mark(g, &glen, "n", 2, START_TSC + 400, 1);
 	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
 	chunk(t, VPERF_RAWREC_GUEST_LOST, 0, &gl1, sizeof(gl1));
-	chunk(t, VPERF_RAWREC_GUEST_LOST, 0, &gl2, sizeof(gl2));
+	chunk(t, VPERF_RAWREC_GUEST_LOST, 0, &gl2, offsetof(struct vperf_rawrec_guest_lost, bad_headers));
+	chunk(t, VPERF_RAWREC_GUEST_LOST, 0, &gl3, sizeof(gl3));
 	chunk(t, VPERF_RAWREC_EXITS_LOST, 0, &xl, sizeof(xl));
 	raw_close(t, true);
 	convert_ok(t, &st);
@@ -291,9 +296,12 @@ static void losses_become_discarded_events(void **state)
 	assert_int_equal(st.lost_producer, 11);
 	assert_int_equal(st.lost_vmm, 3);
 	assert_int_equal(st.lost_invalid_bytes, 96);
+	assert_int_equal(st.guest_bad_headers, 2);
 	run_babeltrace2(t->base, t->trace, &r);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "guest_ring_invalid"));
+	assert_non_null(strstr(r.out, "bytes = 96, drains = 1, bad_headers = 0"));
+	assert_non_null(strstr(r.out, "bytes = 0, drains = 0, bad_headers = 2"));
 	assert_non_null(strstr(r.err, "discarded"));
 	bt_run_free(&r);
 }

@@ -61,6 +61,7 @@ struct hv_vcpu {
 	uint64_t trace_records;		/* valid version-2 records delivered */
 	uint64_t trace_invalid_bytes;	/* bytes discarded after an invalid record */
 	uint64_t trace_invalid_drains;	/* drains that met one */
+	uint64_t trace_bad_headers;	/* drains refused for an impossible head */
 	uint64_t trace_guest_lost;	/* the header's lost, as last read */
 	unsigned char trace_batch[64 * 1024] __attribute__((aligned(8)));
 	uint64_t hc_count[VPERF_HC_NR_OPS + 1];	/* last: unknown ops */

@@ -68,6 +68,8 @@ int64_t hv_trace_drain(struct hv_vcpu *v)
 		v->trace_tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
 	tail = v->trace_tail;
 	if (head < tail || head - tail > data_size) {
+		/* the guest broke its own ring: refuse it (nothing read), count it, keep our tail */
+		v->trace_bad_headers++;
 		ret = -VPERF_EINVAL;
 		goto out;
 	}
@@ -138,6 +140,7 @@ int vperf_hv__trace_stats(struct vperf_hv *hv, int vcpu, struct vperf_hv_trace_s
 	st->invalid_drains = v->trace_invalid_drains;
 	st->guest_lost = v->trace_guest_lost;
 	st->registered = v->trace_len != 0;
+	st->bad_headers = v->trace_bad_headers;
 	pthread_mutex_unlock(&v->trace_lock);
 	return 0;
 }

@@ -607,7 +607,9 @@ static size_t mark_rec(void *buf, const char *name, uint64_t value, uint64_t tsc
  * Version 2: every valid record reaches the VMM whole, in order, also when
  * it wraps around the end of the data area; an invalid one ends the drain
  * there, the rest up to head is discarded and counted, and the next drain
- * goes on with what the guest writes next.
+ * goes on with what the guest writes next.  A header whose head is
+ * impossible gets its drains refused and counted, until the guest puts it
+ * right.
  */
 static void trace_v2_records_are_delivered_whole_and_invalid_ones_cost_only_the_rest(void **state)
 {
@@ -690,6 +692,30 @@ static void trace_v2_records_are_delivered_whole_and_invalid_ones_cost_only_the_
 	assert_int_equal(vperf_hv__trace_stats(f->hv, 0, &st), 0);
 	assert_int_equal(st.invalid_bytes, 3 * 48);
 	assert_int_equal(st.bytes, want_bytes + 5 * 48);
+	assert_int_equal(st.bad_headers, 0);
+
+	/* the guest scribbles its whole header: every drain is refused and counted, nothing is read */
+	memset(r, 0xa5, sizeof(*r));
+	f->vm.records_total = 0;
+	assert_int_equal(hc(f, 0, VPERF_HC_TRACE_FLUSH, 0, 0), -VPERF_EINVAL);
+	assert_int_equal(vperf_hv__trace_drain(f->hv, 0), -VPERF_EINVAL);
+	assert_int_equal(f->vm.records_total, 0);
+	assert_int_equal(vperf_hv__trace_stats(f->hv, 0, &st), 0);
+	assert_int_equal(st.bad_headers, 2);
+	assert_int_equal(st.bytes, want_bytes + 5 * 48);
+	/* a head behind our tail too; one the guest puts back where it was goes on from there */
+	r->head = pos - 8;
+	assert_int_equal(vperf_hv__trace_drain(f->hv, 0), -VPERF_EINVAL);
+	r->head = pos;
+	r->version = VPERF_TRACE_RING_V2;
+	n = mark_rec(rec, "f", 6, 6);
+	ring_put(r, dsize, pos, rec, n);
+	pos += n;
+	r->head = pos;
+	assert_int_equal(vperf_hv__trace_drain(f->hv, 0), 48);
+	assert_int_equal(f->vm.records_total, 48);
+	assert_int_equal(vperf_hv__trace_stats(f->hv, 0, &st), 0);
+	assert_int_equal(st.bad_headers, 3);
 }
 
 /* The validator's known answers, one rule at a time. */

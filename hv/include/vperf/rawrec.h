@@ -81,6 +81,8 @@ struct vperf_rawrec_guest_lost {
 	__u64 invalid_bytes;		/* bytes the host discarded: invalid records (running total) */
 	__u64 invalid_records;		/* drains that stopped at an invalid record (running total) */
 	__u64 guest_lost;		/* the ring header's lost, as last read */
+	/* Last: a reader takes the 32-byte form of older writers as 0 here. */
+	__u64 bad_headers;		/* drains refused for an impossible head (running total) */
 };
 
 /* reason: KVM_EXIT_*; for KVM_EXIT_IO addr is the port, for KVM_EXIT_MMIO the GPA. */
@@ -123,7 +125,7 @@ struct vperf_rawrec_end {
 
 _Static_assert(sizeof(struct vperf_rawrec_header) == 72, "rawrec header layout");
 _Static_assert(sizeof(struct vperf_rawrec_chunk) == 16, "rawrec chunk layout");
-_Static_assert(sizeof(struct vperf_rawrec_guest_lost) == 32, "rawrec guest_lost layout");
+_Static_assert(sizeof(struct vperf_rawrec_guest_lost) == 40, "rawrec guest_lost layout");
 _Static_assert(sizeof(struct vperf_rawrec_exit) == 32, "rawrec exit layout");
 _Static_assert(sizeof(struct vperf_rawrec_lost) == 16, "rawrec lost layout");
 _Static_assert(sizeof(struct vperf_rawrec_tsc) == 24, "rawrec tsc layout");

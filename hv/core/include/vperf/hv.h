@@ -152,6 +152,8 @@ struct vperf_hv_trace_stats {
 	uint64_t invalid_drains;	/* drains that met an invalid record */
 	uint64_t guest_lost;		/* the ring header's lost, as last read */
 	bool registered;		/* the vCPU has a ring now */
+	uint64_t bad_headers;		/* drains refused: the header's head impossible
+					 * (behind our tail, or more than the ring ahead) */
 };
 /* Running totals of vCPU n's ring.  0 or -EINVAL. */
 int vperf_hv__trace_stats(struct vperf_hv *hv, int vcpu, struct vperf_hv_trace_stats *st);
