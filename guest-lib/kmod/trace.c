@@ -142,6 +142,13 @@ MODULE_PARM_DESC(trace_watch, "a thread id whose records trace_stats also counts
 
 /* ---- the rings ---- */
 
+static int scribble_set(const char *val, const struct kernel_param *kp);
+static const struct kernel_param_ops scribble_ops = { .set = scribble_set };
+module_param_cb(trace_scribble, &scribble_ops, NULL, 0200);
+MODULE_PARM_DESC(trace_scribble, "test hook, root only: writing a CPU number overwrites that CPU's "
+		 "ring header with 0xa5 bytes, as a hostile or broken guest could: the host must refuse "
+		 "the ring and count it, and that CPU's records are lost from then on (counted)");
+
 struct vperf_trace_cpu {
 	struct vperf_trace_ring *ring;	/* NULL: none; set and cleared on the CPU itself */
 	unsigned char *data;		/* after the header */
@@ -197,6 +204,35 @@ s64 vperf_trace_flush(void)
 static void trace_flush_work(struct irq_work *work)
 {
 	vperf_trace_flush();
+}
+
+/*
+ * The test hook: the header is guest memory the host must not trust, and
+ * this module must survive its own being broken: writers on that CPU then
+ * find the ring full (its tail past their reservations) and count losses;
+ * their publish never lowers the broken head; flushes fail and are counted.
+ */
+static int scribble_set(const char *val, const struct kernel_param *kp)
+{
+	struct vperf_trace_ring *r;
+	unsigned int cpu;
+	int ret;
+
+	ret = kstrtouint(val, 0, &cpu);
+	if (ret)
+		return ret;
+	if (cpu >= nr_cpu_ids)
+		return -EINVAL;
+	mutex_lock(&trace_mutex);
+	cpus_read_lock();
+	r = cpu_online(cpu) ? READ_ONCE(per_cpu_ptr(&vperf_trace_cpu, cpu)->ring) : NULL;
+	if (r) {
+		memset(r, 0xa5, sizeof(*r));
+		pr_warn(VPERF_PR_PREFIX "trace_scribble: CPU %u's ring header overwritten (test hook)\n", cpu);
+	}
+	cpus_read_unlock();
+	mutex_unlock(&trace_mutex);
+	return r ? 0 : -ENODEV;
 }
 
 /* One record being written: from trace_begin() to trace_end(). */

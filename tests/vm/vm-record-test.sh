@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# vm-record-test.sh VPERF MARKS: `VPERF vm record` on the real VM runner (one guest boot; nested on the development
-# machines, where the raw recording comes back from L1 through run-nested.sh --disk). In the guest, MARKS
+# vm-record-test.sh VPERF MARKS: `VPERF vm record` on the real VM runner (three recorded guest boots; nested on the
+# development machines, where the raw recording comes back from L1 through run-nested.sh --disk). In the guest, MARKS
 # (record-test/vperf-record-marks.c, linked with libvperf) writes markers; record-test/check.py reads the CTF trace
 # with babeltrace2. Cases (each prints "vm-record: PASS|FAIL <case> ..."):
 #   raw       DIR exists and vperf-vmm's raw recording arrived in DIR/.raw/vmm.vraw with a valid header (magic
@@ -10,10 +10,18 @@
 #             and the recording's losses are exactly the calls the writers saw refused (and made again)
 #   order     1000 triples (marker A, a port write the VMM records as an exit, marker B) from one thread: in the
 #             trace's one clock, A < the exit < B for every triple (guest TSC mapped onto the host's)
+#   sched     8 threads burn CPU for 4 s on the 2 vCPUs, each moving itself to the other vCPU every 100 ms of its
+#             CPU time: the CPU time the guest kernel's sched_switch records give each thread, up to the marker
+#             carrying its CLOCK_THREAD_CPUTIME_ID, is within 1% of that, with no switch record missing
+#   scribble  last in that run: vperf_guest.ko's trace_scribble test hook overwrites vCPU 0's ring header with
+#             0xa5 bytes while a thread on vCPU 1 writes 1000 markers around it: all 1000 arrive, the recording
+#             counts the drains it refused (guest_ring_invalid bad_headers, the summary), vCPU 0 has no record
+#             from after the break, vCPU 1 goes on, and the run ends normally (the VMM and the recording survive)
 #   kill      a second recorded run, whose recorder (vperf-vmm, writing the raw recording) gets SIGKILL while 2
 #             threads stream markers (through the VM runner's --host-bg, in a wrapper named by VPERF_VM_RUNNER):
 #             `vperf vm record` still brings the recording back and converts it up to its last whole chunk, and
 #             babeltrace2 reads it with exit 0; each thread's markers are a gap-free prefix 0..k-1, >= 1000 in all
+# A failed case's recording is kept in ./vmrecord-failed/<case> (or $VPERF_RECORD_KEEP/<case>) for diagnosis.
 # Exit status: 0 all passed, 1 a case failed, or the run's status (122/123/124/125/126) when the guest did not run.
 set -uo pipefail
 VPERF=${1:?usage: vm-record-test.sh VPERF MARKS}
@@ -25,7 +33,8 @@ trap 'rm -rf "$WORK"' EXIT
 DIR="$WORK/rec"
 
 (cd "$WORK" && "$VPERF" vm record --timeout 300 -o "$DIR" --add "$MARKS" -- \
-	"export VPERF_MARK_KB=1024; vperf-record-marks conserve 4 100000 && vperf-record-marks order 1000 $PORT") \
+	"export VPERF_MARK_KB=1024; vperf-record-marks conserve 4 100000 && vperf-record-marks order 1000 $PORT &&
+	 vperf-record-marks sched 8 4 100 && vperf-record-marks scribble 1000 0") \
 	>"$WORK/out" 2>&1
 st=$?
 cat "$WORK/out"
@@ -35,8 +44,15 @@ case "$st" in
 esac
 
 fails=0
-verdict() { # CASE OK DETAIL
-	if [ "$2" = 1 ]; then echo "vm-record: PASS $1 ($3)"; else echo "vm-record: FAIL $1 ($3)"; fails=1; fi
+# a failed case's recording is kept for whoever looks into it (the next failure of that case replaces it)
+KEEP=${VPERF_RECORD_KEEP:-$PWD/vmrecord-failed}
+verdict() { # CASE OK DETAIL [RECORDING]
+	if [ "$2" = 1 ]; then echo "vm-record: PASS $1 ($3)"; return; fi
+	echo "vm-record: FAIL $1 ($3)"
+	fails=1
+	if [ -n "${4:-}" ] && [ -d "$4" ] && mkdir -p "$KEEP" && rm -rf "${KEEP:?}/$1" && cp -a "$4" "$KEEP/$1"; then
+		echo "vm-record: $1's recording kept in $KEEP/$1"
+	fi
 }
 
 RAW="$DIR/.raw/vmm.vraw"
@@ -54,23 +70,28 @@ print(m.decode("ascii", "replace"), size, ver, khz, n)' "$RAW")
 elif [ -d "$DIR" ]; then
 	detail="$DIR exists, but no $RAW"
 fi
-verdict raw "$ok" "$detail; vm record status $st"
+verdict raw "$ok" "$detail; vm record status $st" "$DIR"
 # the writers' own account: "conserve: written W lost L flushes F" (F calls refused, each made again)
 read -r _ _ written _ lost _ refused < <(grep -a -m1 '^conserve: written' "$WORK/out" || echo "conserve: written 0 lost 0 flushes 0")
 echo "vm-record: the writers wrote $written markers, lost $lost, had $refused calls refused and made again"
-for c in "conserve 4 $((100000 - lost)) $refused" "order 1000 $PORT"; do
+for c in "conserve 4 $((100000 - lost)) $refused" "order 1000 $PORT" "sched 8 1" "scribble 1000 0"; do
+	# shellcheck disable=SC2086 # the case and its arguments, split on purpose
 	set -- $c
 	out=$(python3 "$CHECK" "$1" "$DIR" "${@:2}" 2>&1)
 	ok=0
 	[ "$st" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
-	verdict "$1" "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st"
+	verdict "$1" "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st" "$DIR"
 done
 
 # kill: the recorder SIGKILLed mid-run. The wrapper adds --host-bg to the runner vperf would use: where vperf-vmm runs
 # (L1 when nested), 25 s after it started, kill -9 it, while the guest's 2 threads stream markers for 120 s.
 VMRUN=${VPERF_VM_RUNNER:-$(cd "$(dirname "$0")" && pwd)/vm-run.sh}
-printf '#!/bin/bash\nexec %q --host-bg %q "$@"\n' "$VMRUN" 'sleep 25; kill -9 $(pidof vperf-vmm)' >"$WORK/killing-runner"
-chmod +x "$WORK/killing-runner"
+runner() { # NAME VM-RUN-OPTIONS...: a runner that is VMRUN with those options first
+	{ printf '#!/bin/bash\nexec %q' "$VMRUN"; printf ' %q' "${@:2}"; printf ' "$@"\n'; } >"$WORK/$1"
+	chmod +x "$WORK/$1"
+}
+# shellcheck disable=SC2016 # expands where vperf-vmm runs
+runner killing-runner --host-bg 'sleep 25; kill -9 $(pidof vperf-vmm)'
 KDIR="$WORK/killed"
 (cd "$WORK" && VPERF_VM_RUNNER="$WORK/killing-runner" "$VPERF" vm record --timeout 300 -o "$KDIR" --add "$MARKS" -- \
 	"export VPERF_MARK_KB=1024; vperf-record-marks stream 2 120") >"$WORK/kout" 2>&1
@@ -82,5 +103,18 @@ ok=0
 cut=0
 grep -aq 'cut short' "$WORK/kout" && cut=1
 [ "$cut" = 1 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
-verdict kill "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); said cut short: $cut; vm record status $kst"
+verdict kill "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); said cut short: $cut; vm record status $kst" "$KDIR"
+
+# steal: vperf-vmm and a CPU hog share host CPU 0 (L1's when nested)
+runner hog-runner --vmm-prefix 'taskset -c 0' --host-bg 'exec taskset -c 0 sh -c "while :; do :; done"'
+SDIR="$WORK/steal"
+(cd "$WORK" && VPERF_VM_RUNNER="$WORK/hog-runner" "$VPERF" vm record --vcpus 1 --timeout 300 -o "$SDIR" \
+	--add "$MARKS" -- "vperf-record-marks steal 5") >"$WORK/sout" 2>&1
+sst=$?
+cat "$WORK/sout"
+echo "vm-record: vperf vm record beside a host CPU hog exited with status $sst"
+out=$(python3 "$CHECK" steal "$SDIR" 5 2>&1)
+ok=0
+[ "$sst" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
+verdict steal "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $sst" "$SDIR"
 exit "$fails"

@@ -7,6 +7,16 @@
                                         TOTAL of them, and the recording's losses exactly the REFUSED
                                         marker calls (-ENOSPC) the writers saw and made again (default 0)
   check.py order DIR N PORT             for each of N triples: t(A_i) < t(i-th exit at PORT) < t(B_i)
+  check.py sched DIR THREADS PCT        each of THREADS threads' "cpu" marker (its CLOCK_THREAD_CPUTIME_ID in ns)
+                                        within PCT % of the time the guest's sched_switch records had it on a
+                                        CPU up to that marker, with no switch record missing for it
+  check.py steal DIR PCT                the "steal-end" marker (the thread's vperf::steal) within PCT % of the
+                                        time the host's sched_switch/sched_wakeup records had vCPU 0's thread
+                                        runnable but not running between "steal-begin" and "steal-end"
+  check.py scribble DIR N CPU           the guest broke vCPU CPU's ring header (its "scribbled" marker): all N
+                                        "w" markers (written on the other vCPU) there once, the recording
+                                        counts refused drains (guest_ring_invalid, bad_headers), vCPU CPU has
+                                        no record from after the break, the other vCPU goes on recording
   check.py prefix DIR THREADS MIN       a recording cut short (its recorder killed): babeltrace2 reads it with
                                         exit 0, and each thread's "s" markers are 0, 1, ... k-1 (no gap, no
                                         duplicate, in order), from 1..THREADS threads, at least MIN in all
@@ -28,7 +38,7 @@ def events(d):
     for line in p.stdout.splitlines():
         m = EV.match(line)
         if m:
-            yield int(m.group(1)), m.group(2), m.group(5)
+            yield int(m.group(1)), m.group(2), m.group(5), m.group(3), int(m.group(4))
     # discarded-event warnings are the recording's losses; babeltrace2 prints them on stderr
     events.warnings = p.stderr
 
@@ -51,7 +61,7 @@ def header_losses(d):
 def conserve(d, threads, total, refused):
     seen = {}
     dups = disorder = 0
-    for _, name, p in events(d):
+    for _, name, p, *_ in events(d):
         if name != "marker" or field(p, "name") != "c":
             continue
         v = int(field(p, "value"))
@@ -73,7 +83,7 @@ def conserve(d, threads, total, refused):
 
 def order(d, n, port):
     a, b, x = {}, {}, []
-    for ts, name, p in events(d):
+    for ts, name, p, *_ in events(d):
         if name == "marker" and field(p, "name") in ("A", "B"):
             (a if field(p, "name") == "A" else b)[int(field(p, "value"))] = ts
         elif name == "vmm_exit" and field(p, "addr") and int(field(p, "addr"), 16) == port:
@@ -95,7 +105,7 @@ def order(d, n, port):
 def prefix(d, threads, least):
     nxt = {}
     bad = 0
-    for _, name, p in events(d):
+    for _, name, p, *_ in events(d):
         if name != "marker" or field(p, "name") != "s":
             continue
         v = int(field(p, "value"))
@@ -111,13 +121,134 @@ def prefix(d, threads, least):
     return bad == 0 and got >= least and 1 <= len(nxt) <= threads
 
 
+def env(d):
+    out = {}
+    with open(d + "/metadata") as f:
+        for line in f:
+            m = re.match(r'\s*(\w+) = "([^"]*)";', line)
+            if m:
+                out[m.group(1)] = m.group(2)
+    return out
+
+
+def sched(d, threads, pct):
+    """Guest CPU time from the guest kernel's sched_switch records against each thread's own clock."""
+    on = {}         # tid -> switch-in time, while on a CPU
+    run = {}        # tid -> ns on a CPU so far
+    said = {}       # tid -> (its CLOCK_THREAD_CPUTIME_ID, run up to its marker)
+    anomalies = 0
+    switches = migrations = 0
+    for ts, name, p, layer, _ in events(d):
+        if layer == "guest_kernel" and name == "sched_switch":
+            prev, nxt = int(field(p, "prev_tid")), int(field(p, "next_tid"))
+            if prev in on:
+                run[prev] = run.get(prev, 0) + ts - on.pop(prev)
+                switches += 1
+            elif prev in run and prev not in said:
+                anomalies += 1      # switched out but never seen switched in: a record lost
+            if nxt:
+                if nxt in on and nxt not in said:
+                    anomalies += 1  # switched in twice without a switch-out between
+                on[nxt] = ts
+                run.setdefault(nxt, 0)
+        elif layer == "guest_user" and name == "marker" and field(p, "name") == "cpu":
+            tid = int(field(p, "tid"))
+            if tid in said:
+                anomalies += 1
+                continue
+            total = run.get(tid, 0) + (ts - on[tid] if tid in on else 0)
+            said[tid] = (int(field(p, "value")), total)
+    worst = 0.0
+    for tid, (cpu, seen) in sorted(said.items()):
+        err = 100.0 * (seen - cpu) / cpu if cpu else 100.0
+        worst = max(worst, abs(err))
+        print(f"sched: tid {tid}: CLOCK_THREAD_CPUTIME_ID {cpu / 1e6:.3f} ms, on a CPU by sched_switch "
+              f"{seen / 1e6:.3f} ms, error {err:+.3f}%")
+    e = env(d)
+    lost = int(e.get("summary_lost_guest_ring", "-1"))
+    print(f"sched: {len(said)} threads of {threads}, worst error {worst:.3f}% (limit {pct}%), "
+          f"{switches} switches out of them, anomalies {anomalies}, guest ring losses {lost}")
+    return len(said) == threads and worst <= pct and anomalies == 0 and lost == 0
+
+
+def steal(d, pct):
+    """A guest thread's vperf::steal against vCPU 0's thread runnable-not-running time in the host's records."""
+    tid = int(env(d).get("vcpu0_tid", "0"))
+    begin = end = value = None
+    ready = None        # since when the vCPU thread has been runnable and not running
+    waits = []          # (from, to) runnable-not-running intervals
+    for ts, name, p, layer, _ in events(d):
+        if layer == "host_kernel" and name == "sched_switch":
+            if int(field(p, "prev_tid")) == tid:
+                # prev_state: 0 runnable, 0x100 (TASK_REPORT_MAX) preempted; any sleep bit: not runnable
+                ready = ts if (int(field(p, "prev_state"), 0) & 0xff) == 0 else None
+            if int(field(p, "next_tid")) == tid:
+                if ready is not None:
+                    waits.append((ready, ts))
+                ready = None
+        elif layer == "host_kernel" and name == "sched_wakeup" and int(field(p, "tid")) == tid:
+            ready = ts
+        elif layer == "guest_user" and name == "marker" and field(p, "name") == "steal-begin":
+            begin = ts
+        elif layer == "guest_user" and name == "marker" and field(p, "name") == "steal-end":
+            end, value = ts, int(field(p, "value"))
+    if not tid or begin is None or end is None:
+        print(f"steal: vCPU 0 thread {tid}, markers begin {begin} end {end}: missing")
+        return False
+    seen = sum(max(0, min(b, end) - max(a, begin)) for a, b in waits)
+    n = sum(1 for a, b in waits if b > begin and a < end)
+    err = 100.0 * (value - seen) / seen if seen else 100.0
+    wall = end - begin
+    print(f"steal: vperf::steal {value / 1e6:.3f} ms; host records: vCPU 0 thread {tid} waited {seen / 1e6:.3f} ms "
+          f"in {n} waits over {wall / 1e6:.3f} ms ({100.0 * seen / wall:.1f}% of wall); error {err:+.2f}% "
+          f"(limit {pct}%)")
+    return abs(err) <= pct and seen >= 0.1 * wall
+
+
+def scribble(d, n, broken):
+    seen = {}
+    t_break = None
+    bad = 0
+    after = {}      # cpu -> guest records (kernel or user) timed after the break
+    for ts, name, p, layer, cpu in events(d):
+        if layer.startswith("guest") and name != "guest_ring_invalid" and t_break is not None and ts > t_break:
+            after[cpu] = after.get(cpu, 0) + 1
+        if layer == "guest_user" and name == "marker" and field(p, "name") == "w":
+            v = int(field(p, "value"))
+            seen[v] = seen.get(v, 0) + 1
+        elif layer == "guest_user" and name == "marker" and field(p, "name") == "scribbled":
+            t_break = ts
+        elif name == "guest_ring_invalid" and cpu == broken:
+            bad += int(field(p, "bad_headers"))
+    summary = int(env(d).get("summary_guest_bad_ring_headers", "0"))
+    missing = sum(1 for i in range(n) if i not in seen)
+    dups = sum(c - 1 for c in seen.values() if c > 1)
+    other = 1 - broken
+    print(f"scribble: \"w\" markers {sum(seen.values())} of {n} (missing {missing}, duplicates {dups}); "
+          f"vCPU {broken}: refused drains {bad} (summary {summary}), records after the break "
+          f"{after.get(broken, 0)}; vCPU {other}: records after it {after.get(other, 0)}")
+    return (t_break is not None and missing == 0 and dups == 0 and bad > 0 and summary == bad and
+            after.get(broken, 0) == 0 and after.get(other, 0) > n // 2)
+
+
 def main():
-    if len(sys.argv) not in (5, 6) or sys.argv[1] not in ("conserve", "order", "prefix") or \
+    if len(sys.argv) == 5 and sys.argv[1] == "scribble":
+        ok = scribble(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        print("PASS" if ok else "FAIL")
+        return 0 if ok else 1
+    if len(sys.argv) == 4 and sys.argv[1] == "steal":
+        ok = steal(sys.argv[2], float(sys.argv[3]))
+        print("PASS" if ok else "FAIL")
+        return 0 if ok else 1
+    if len(sys.argv) not in (5, 6) or sys.argv[1] not in ("conserve", "order", "prefix", "sched") or \
             (len(sys.argv) == 6 and sys.argv[1] != "conserve"):
         print(__doc__)
         return 2
-    d, p1, p2 = sys.argv[2], int(sys.argv[3], 0), int(sys.argv[4], 0)
-    if sys.argv[1] == "conserve":
+    d, p1 = sys.argv[2], int(sys.argv[3], 0)
+    p2 = float(sys.argv[4]) if sys.argv[1] == "sched" else int(sys.argv[4], 0)
+    if sys.argv[1] == "sched":
+        ok = sched(d, p1, p2)
+    elif sys.argv[1] == "conserve":
         ok = conserve(d, p1, p2, int(sys.argv[5]) if len(sys.argv) == 6 else 0)
     elif sys.argv[1] == "prefix":
         ok = prefix(d, p1, p2)

@@ -14,11 +14,27 @@
  *   vperf-record-marks order N PORT
  *	N triples: marker "A" (value i), a one-byte port write to PORT (an exit the VMM records),
  *	marker "B" (value i); prints "order: triples N lost L".
+ *   vperf-record-marks sched THREADS SECONDS [HOP_MS]
+ *	THREADS threads burn CPU for SECONDS of wall time, each moving itself to the other CPU
+ *	(sched_setaffinity, CPUs 0 and 1) every HOP_MS (default 20) ms of its CPU time; at the end each writes
+ *	marker "cpu" whose value is its CLOCK_THREAD_CPUTIME_ID in ns, read just before; prints
+ *	"sched: threads T migrations M cpu-ms C".
+ *   vperf-record-marks steal SECONDS
+ *	on CPU 0, marker "steal-begin", then burns CPU for SECONDS of wall time counting
+ *	vperf::steal (libvperf, pv backend: the vCPU thread's host run delay while this thread
+ *	ran), then marker "steal-end" whose value is the steal in ns; prints "steal: N ns".
+ *   vperf-record-marks scribble N CPU
+ *	on another CPU than CPU: N/2 markers "w" (value i from 0), a flush, then CPU's ring
+ *	header broken through vperf_guest.ko's trace_scribble test hook, marker "scribbled", the
+ *	other N/2 "w" markers and a flush; then one marker "x" flushed on CPU itself (whose ring
+ *	the host now refuses); prints "scribble: written W lost L; on the broken CPU: flush F"
+ *	and the module's trace_stats flush lines.
  *
  * Exits 0 when every marker call succeeded or was counted lost (-ENOSPC), 1 otherwise, 2 usage.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +48,7 @@
 struct worker {
 	pthread_t t;
 	unsigned int idx;
-	uint64_t n, written, lost, flushes;
+	uint64_t n, written, lost, flushes, migrations, cpu_ns;
 	int err;
 };
 
@@ -64,6 +80,7 @@ static void *conserve(void *arg)
 }
 
 static double stream_end;
+static uint64_t hop_ns = 20000000u;
 
 static double mono_s(void)
 {
@@ -95,6 +112,162 @@ static void *stream(void *arg)
 	}
 	w->err = vperf_trace_flush();
 	return NULL;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+/* Burn CPU until stream_end, hopping between CPUs 0 and 1 every 20 ms of CPU; then marker "cpu" = CPU ns. */
+static void *sched_burn(void *arg)
+{
+	struct worker *w = arg;
+	int cpu = (int)(w->idx & 1), last = -1;
+	uint64_t next = 0;
+	volatile uint64_t spin = 0;
+
+	while (mono_s() < stream_end) {
+		uint64_t now = thread_cpu_ns();
+
+		if (now >= next) {
+			int err = pin(cpu);
+
+			if (err) {
+				w->err = err;
+				return NULL;
+			}
+			cpu ^= 1;
+			next = now + hop_ns;
+		}
+		if (sched_getcpu() != last) {
+			w->migrations += last >= 0;
+			last = sched_getcpu();
+		}
+		for (int k = 0; k < 10000; k++)
+			spin++;
+	}
+	w->cpu_ns = thread_cpu_ns();
+	w->err = vperf_trace_mark("cpu", w->cpu_ns, VPERF_MARK_INSTANT);
+	if (!w->err)
+		w->err = vperf_trace_flush();
+	return NULL;
+}
+
+/* On CPU 0: "steal-begin", SECONDS of burning, "steal-end" = vperf::steal ns over them.  0, or 1 (said why). */
+static int steal(double seconds)
+{
+	struct vperf_evset_opts o = { .size = sizeof(o), .backend = "pv" };
+	struct vperf_evset *es = NULL;
+	struct vperf_count c = { 0 };
+	volatile uint64_t spin = 0;
+	int err, idx;
+
+	err = pin(0);
+	if (err) {
+		fprintf(stderr, "vperf-record-marks: steal: CPU 0: %s\n", strerror(-err));
+		return 1;
+	}
+	err = vperf_evset__new(&o, &es);
+	if (!err) {
+		idx = vperf_evset__add(es, "vperf::steal");
+		err = idx < 0 ? idx : vperf_evset__open(es);
+	}
+	if (!err)
+		err = vperf_evset__start(es);
+	if (!err)
+		err = vperf_trace_mark("steal-begin", 0, VPERF_MARK_BEGIN);
+	if (!err) {
+		double end = mono_s() + seconds;
+
+		while (mono_s() < end)
+			for (int k = 0; k < 10000; k++)
+				spin++;
+		err = vperf_evset__read_one(es, 0, &c);
+	}
+	if (!err)
+		err = vperf_trace_mark("steal-end", c.value, VPERF_MARK_END);
+	if (!err)
+		err = vperf_trace_flush();
+	if (err) {
+		fprintf(stderr, "vperf-record-marks: steal: %s (%s)\n", strerror(-err),
+			es ? vperf_evset__strerror(es) : "no event set");
+		vperf_evset__delete(es);
+		return 1;
+	}
+	printf("steal: %llu ns in %.1f s\n", (unsigned long long)c.value, seconds);
+	vperf_evset__delete(es);
+	return 0;
+}
+
+static int mark_n(const char *name, uint64_t from, uint64_t n, uint64_t *lost)
+{
+	for (uint64_t i = from; i < from + n; i++) {
+		int err = vperf_trace_mark(name, i, VPERF_MARK_INSTANT);
+
+		if (err == -ENOSPC && !vperf_trace_flush())
+			err = vperf_trace_mark(name, i, VPERF_MARK_INSTANT);
+		if (err == -ENOSPC)
+			++*lost;
+		else if (err)
+			return err;
+	}
+	return vperf_trace_flush();
+}
+
+/* Break CPU broken's ring header from another CPU, with markers around it.  0, or 1 (said why). */
+static int scribble(uint64_t n, int broken)
+{
+	const char *hook = "/sys/module/vperf_guest/parameters/trace_scribble";
+	uint64_t lost = 0;
+	char line[256];
+	FILE *f;
+	int err, ferr;
+
+	err = pin(broken ? 0 : 1);
+	if (!err)
+		err = mark_n("w", 0, n / 2, &lost);
+	if (err) {
+		fprintf(stderr, "vperf-record-marks: scribble: before: %s\n", strerror(-err));
+		return 1;
+	}
+	f = fopen(hook, "w");
+	if (!f || fprintf(f, "%d\n", broken) < 0 || fclose(f)) {
+		fprintf(stderr, "vperf-record-marks: scribble: %s: %s\n", hook, strerror(errno));
+		return 1;
+	}
+	err = vperf_trace_mark("scribbled", (uint64_t)broken, VPERF_MARK_INSTANT);
+	if (!err)
+		err = mark_n("w", n / 2, n - n / 2, &lost);
+	if (err) {
+		fprintf(stderr, "vperf-record-marks: scribble: after: %s\n", strerror(-err));
+		return 1;
+	}
+	err = pin(broken);
+	ferr = err ? err : vperf_trace_mark("x", 0, VPERF_MARK_INSTANT);
+	if (!ferr)
+		ferr = vperf_trace_flush();
+	printf("scribble: written %llu lost %llu; on the broken CPU: flush %s\n", (unsigned long long)(n - lost),
+	       (unsigned long long)lost, ferr ? strerror(-ferr) : "ok");
+	f = fopen("/sys/module/vperf_guest/parameters/trace_stats", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "flush"))
+			printf("scribble: trace_stats: %s", line);
+	if (f)
+		fclose(f);
+	return 0;
 }
 
 static int parse(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -133,6 +306,8 @@ static int run_workers(void *(*fn)(void *), unsigned int nr, uint64_t total, str
 		sum->written += w[i].written;
 		sum->lost += w[i].lost;
 		sum->flushes += w[i].flushes;
+		sum->migrations += w[i].migrations;
+		sum->cpu_ns += w[i].cpu_ns;
 	}
 	return ret;
 }
@@ -185,7 +360,24 @@ int main(int argc, char **argv)
 		printf("order: triples %llu lost %llu\n", (unsigned long long)a, (unsigned long long)lost);
 		return 0;
 	}
+	if ((argc == 4 || (argc == 5 && !parse(argv[4], 1, 100000, &hop_ns))) && !strcmp(argv[1], "sched") &&
+	    !parse(argv[2], 1, 64, &a) && !parse(argv[3], 1, 3600, &b)) {
+		struct worker sum;
+		int ret;
+
+		hop_ns *= argc == 5 ? 1000000u : 1u;
+		stream_end = mono_s() + (double)b;
+		ret = run_workers(sched_burn, (unsigned int)a, 0, &sum);
+		printf("sched: threads %llu migrations %llu cpu-ms %.1f\n", (unsigned long long)a,
+		       (unsigned long long)sum.migrations, (double)sum.cpu_ns / 1e6);
+		return ret;
+	}
+	if (argc == 4 && !strcmp(argv[1], "scribble") && !parse(argv[2], 2, 10000000, &a) &&
+	    !parse(argv[3], 0, 1, &b))
+		return scribble(a, (int)b);
+	if (argc == 3 && !strcmp(argv[1], "steal") && !parse(argv[2], 1, 3600, &a))
+		return steal((double)a);
 	fprintf(stderr, "usage: vperf-record-marks conserve THREADS(1..64) TOTAL | stream THREADS SECONDS | "
-		"order N PORT\n");
+		"order N PORT | sched THREADS SECONDS [HOP_MS] | steal SECONDS | scribble N CPU(0..1)\n");
 	return 2;
 }
