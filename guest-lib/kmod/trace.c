@@ -42,9 +42,11 @@
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/sched/task_stack.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include <linux/tracepoint.h>
+#include <linux/uaccess.h>
 #include <asm/hw_irq.h>
 #include <asm/local.h>
 #include <asm/msr.h>
@@ -582,26 +584,66 @@ static void probe_irq_handler(void *data, int irq, struct irqaction *action)
 	trace_irq(vector, VPERF_TRACE_IRQ_DEVICE, irq, tsc);
 }
 
+/* User frames a sample's callchain records: the NMI stack is small, the ring shared. */
+#define TRACE_USER_FRAMES	32
+
+/*
+ * The user stack of current by its frame pointers, from NMI context: the
+ * user IP, then each frame's return address, innermost first, until a frame
+ * pointer that is not above the last, an unreadable frame (not mapped,
+ * paged out: copy_from_user_nmi never sleeps) or max frames.  Code built
+ * without frame pointers gives a short or wrong chain, as perf's fp mode.
+ */
+static u32 trace_user_chain(struct pt_regs *uregs, u64 *chain, u32 max)
+{
+	unsigned long fp, frame[2];
+	u32 n = 0;
+
+	if (!uregs || !current->mm || !user_64bit_mode(uregs))
+		return 0;
+	chain[n++] = uregs->ip;
+	fp = uregs->bp;
+	while (n < max && fp && !(fp & 7)) {
+		if (copy_from_user_nmi(frame, (const void __user *)fp, sizeof(frame)))
+			break;
+		if (!frame[1])
+			break;
+		chain[n++] = frame[1];
+		if (frame[0] <= fp)
+			break;
+		fp = frame[0];
+	}
+	return n;
+}
+
 /*
  * From the sampling NMI (thread.c), for a sampling thread: the sample into
  * this vCPU's ring too.  nr counts (0: the NMI hit a page update and has
- * none), no callchain yet.  Kernel IPs are written as they are (the host
- * may see them), flagged as not user.
+ * none), then the user callchain (docs/abi.md 2.5): of the interrupted user
+ * code, or where the thread entered the kernel if the NMI hit the kernel.
+ * Kernel IPs are written as they are (the host may see them), flagged as
+ * not user; kernel frames are not recorded.
  */
 void vperf_trace_sample(struct pt_regs *regs, const u64 *counts, u32 nr)
 {
-	u64 buf[sizeof(struct vperf_trace_sample) / sizeof(u64) + VPERF_MAX_COUNTERS];
+	u64 buf[sizeof(struct vperf_trace_sample) / sizeof(u64) + VPERF_MAX_COUNTERS +
+		TRACE_USER_FRAMES];
 	struct vperf_trace_sample *rec = (struct vperf_trace_sample *)buf;
-	u32 size;
+	bool user = user_mode(regs);
+	u32 size, nr_chain;
 
+	if (!READ_ONCE(this_cpu_ptr(&vperf_trace_cpu)->ring))
+		return;		/* tracing off: no stack walk for nothing */
 	nr = min_t(u32, nr, VPERF_MAX_COUNTERS);
-	size = sizeof(*rec) + nr * sizeof(u64);
+	memcpy(rec->data, counts, nr * sizeof(u64));
+	nr_chain = trace_user_chain(user ? regs : (current->flags & PF_KTHREAD ? NULL : task_pt_regs(current)),
+				    rec->data + nr, TRACE_USER_FRAMES);
+	size = sizeof(*rec) + (nr + nr_chain) * sizeof(u64);
 	trace_hdr_task(&rec->h, size, VPERF_TRACE_SAMPLE, rdtsc(), current);
-	rec->h.flags = user_mode(regs) ? VPERF_TRACE_SAMPLE_USER : 0;
+	rec->h.flags = user ? VPERF_TRACE_SAMPLE_USER : 0;
 	rec->ip = instruction_pointer(regs);
 	rec->nr_counts = nr;
-	rec->nr_callchain = 0;
-	memcpy(rec->data, counts, nr * sizeof(u64));
+	rec->nr_callchain = nr_chain;
 	trace_emit(rec, size);
 }
 

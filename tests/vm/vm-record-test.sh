@@ -13,6 +13,10 @@
 #   sched     8 threads burn CPU for 4 s on the 2 vCPUs, each moving itself to the other vCPU every 100 ms of its
 #             CPU time: the CPU time the guest kernel's sched_switch records give each thread, up to the marker
 #             carrying its CLOCK_THREAD_CPUTIME_ID, is within 1% of that, with no switch record missing
+#   sample    a thread samples its own vperf::vcpu-clock every 1 ms for 3 s while calling rm_hot3 (3 units of work)
+#             and rm_hot1 (1 unit) from rm_burn: the recording's samples, with the user callchains the guest module
+#             walks by frame pointers, put 3:1 (2..4.5) of them in rm_hot3 and rm_hot1 and >= 90% of those have
+#             rm_burn as the caller (symbols from nm on MARKS, placed by the address the program printed)
 #   scribble  last in that run: vperf_guest.ko's trace_scribble test hook overwrites vCPU 0's ring header with
 #             0xa5 bytes while a thread on vCPU 1 writes 1000 markers around it: all 1000 arrive, the recording
 #             counts the drains it refused (guest_ring_invalid bad_headers, the summary), vCPU 0 has no record
@@ -34,7 +38,7 @@ DIR="$WORK/rec"
 
 (cd "$WORK" && "$VPERF" vm record --timeout 300 -o "$DIR" --add "$MARKS" -- \
 	"export VPERF_MARK_KB=1024; vperf-record-marks conserve 4 100000 && vperf-record-marks order 1000 $PORT &&
-	 vperf-record-marks sched 8 4 100 && vperf-record-marks scribble 1000 0") \
+	 vperf-record-marks sched 8 4 100 && vperf-record-marks sample 3 && vperf-record-marks scribble 1000 0") \
 	>"$WORK/out" 2>&1
 st=$?
 cat "$WORK/out"
@@ -82,6 +86,12 @@ for c in "conserve 4 $((100000 - lost)) $refused" "order 1000 $PORT" "sched 8 1"
 	[ "$st" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
 	verdict "$1" "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st" "$DIR"
 done
+# sample: where the program said rm_burn was loaded places nm's symbols
+addr=$(grep -a -m1 '^sample: rm_burn' "$WORK/out" | awk '{print $3}')
+out=$(python3 "$CHECK" sample "$DIR" "$MARKS" "${addr:-0}" 2>&1)
+ok=0
+[ "$st" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
+verdict sample "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st" "$DIR"
 
 # kill: the recorder SIGKILLed mid-run. The wrapper adds --host-bg to the runner vperf would use: where vperf-vmm runs
 # (L1 when nested), 25 s after it started, kill -9 it, while the guest's 2 threads stream markers for 120 s.

@@ -17,6 +17,10 @@
                                         "w" markers (written on the other vCPU) there once, the recording
                                         counts refused drains (guest_ring_invalid, bad_headers), vCPU CPU has
                                         no record from after the break, the other vCPU goes on recording
+  check.py sample DIR BIN ADDR           the guest's samples of BIN (vperf-record-marks sample; rm_burn loaded at
+                                        ADDR): >= 100, each callchain starting at its ip; of those in rm_hot3 or
+                                        rm_hot1, 3:1 (2..4.5) and >= 90% with rm_burn as the caller in
+                                        callchain[1] (the module's frame-pointer walk)
   check.py prefix DIR THREADS MIN       a recording cut short (its recorder killed): babeltrace2 reads it with
                                         exit 0, and each thread's "s" markers are 0, 1, ... k-1 (no gap, no
                                         duplicate, in order), from 1..THREADS threads, at least MIN in all
@@ -137,17 +141,21 @@ def sched(d, threads, pct):
     run = {}        # tid -> ns on a CPU so far
     said = {}       # tid -> (its CLOCK_THREAD_CPUTIME_ID, run up to its marker)
     anomalies = 0
-    switches = migrations = 0
-    for ts, name, p, layer, _ in events(d):
+    switches = 0
+    evs = list(events(d))
+    # only the threads that said their CPU time (records of others may be lost later in the run, by design)
+    mine = {int(field(p, "tid")) for _, name, p, layer, _ in evs
+            if layer == "guest_user" and name == "marker" and field(p, "name") == "cpu"}
+    for ts, name, p, layer, _ in evs:
         if layer == "guest_kernel" and name == "sched_switch":
             prev, nxt = int(field(p, "prev_tid")), int(field(p, "next_tid"))
             if prev in on:
                 run[prev] = run.get(prev, 0) + ts - on.pop(prev)
                 switches += 1
-            elif prev in run and prev not in said:
+            elif prev in mine and prev in run and prev not in said:
                 anomalies += 1      # switched out but never seen switched in: a record lost
             if nxt:
-                if nxt in on and nxt not in said:
+                if nxt in mine and nxt in on and nxt not in said:
                     anomalies += 1  # switched in twice without a switch-out between
                 on[nxt] = ts
                 run.setdefault(nxt, 0)
@@ -231,7 +239,55 @@ def scribble(d, n, broken):
             after.get(broken, 0) == 0 and after.get(other, 0) > n // 2)
 
 
+def symbols(binary, names, base_name, base_addr):
+    """{name: (start, end)} at run time, from nm -S and where base_name was loaded."""
+    out = subprocess.run(["nm", "-S", binary], capture_output=True, text=True, check=True).stdout
+    sym = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[3] in names + [base_name]:
+            sym[f[3]] = (int(f[0], 16), int(f[1], 16))
+    bias = base_addr - sym[base_name][0]
+    return {n: (a + bias, a + bias + size) for n, (a, size) in sym.items()}
+
+
+def sample(d, binary, addr):
+    sym = symbols(binary, ["rm_hot3", "rm_hot1", "rm_burn"], "rm_burn", addr)
+
+    def where(ip):
+        return next((n for n, (a, b) in sym.items() if a <= ip < b), None)
+    n = bad_chain = 0
+    hot = {"rm_hot3": 0, "rm_hot1": 0}
+    caller_ok = depth = 0
+    for _, name, p, *_ in events(d):
+        if name != "sample" or field(p, "user") != "1":
+            continue
+        n += 1
+        ip = int(field(p, "ip"), 0)
+        tail = p.split("callchain = [", 1)[1] if "callchain = [" in p else ""
+        chain = [int(x, 0) for x in re.findall(r'\[\d+\] = (0x[0-9a-fA-F]+|\d+)', tail)]
+        if not chain or chain[0] != ip:
+            bad_chain += 1
+        w = where(ip)
+        if w in hot:
+            hot[w] += 1
+            depth += len(chain)
+            if len(chain) > 1 and where(chain[1]) == "rm_burn":
+                caller_ok += 1
+    both = hot["rm_hot3"] + hot["rm_hot1"]
+    ratio = hot["rm_hot3"] / hot["rm_hot1"] if hot["rm_hot1"] else float("inf")
+    print(f"sample: {n} user samples, {bad_chain} whose callchain does not start at the ip; rm_hot3 "
+          f"{hot['rm_hot3']}, rm_hot1 {hot['rm_hot1']} (ratio {ratio:.2f}, expected 3), rm_burn the caller in "
+          f"{caller_ok} of {both}, mean depth {depth / both if both else 0:.1f}")
+    return (n >= 100 and bad_chain == 0 and 2.0 <= ratio <= 4.5 and both >= 0.5 * n and
+            caller_ok >= 0.9 * both)
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "sample":
+        ok = sample(sys.argv[2], sys.argv[3], int(sys.argv[4], 0))
+        print("PASS" if ok else "FAIL")
+        return 0 if ok else 1
     if len(sys.argv) == 5 and sys.argv[1] == "scribble":
         ok = scribble(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
         print("PASS" if ok else "FAIL")

@@ -23,6 +23,12 @@
  *	on CPU 0, marker "steal-begin", then burns CPU for SECONDS of wall time counting
  *	vperf::steal (libvperf, pv backend: the vCPU thread's host run delay while this thread
  *	ran), then marker "steal-end" whose value is the steal in ns; prints "steal: N ns".
+ *   vperf-record-marks sample SECONDS
+ *	samples its own vperf::vcpu-clock every 1 ms (libvperf, pv backend) while calling
+ *	rm_hot3() (3 units of work) and rm_hot1() (1 unit) in turn from rm_burn() for SECONDS;
+ *	the module puts each sample, with the user callchain, into the trace; prints "sample:
+ *	rm_burn 0xADDR samples N" (ADDR: where rm_burn is loaded, to place nm's symbols).
+ *	Built with frame pointers (tests/vm/CMakeLists.txt).
  *   vperf-record-marks scribble N CPU
  *	on another CPU than CPU: N/2 markers "w" (value i from 0), a flush, then CPU's ring
  *	header broken through vperf_guest.ko's trace_scribble test hook, marker "scribbled", the
@@ -212,6 +218,78 @@ static int steal(double seconds)
 	return 0;
 }
 
+/* ---- sample: a known profile ---- */
+
+#define RM_UNIT	20000
+static volatile uint64_t rm_sink;
+static volatile unsigned long rm_samples;
+
+/* GCC sets up no frame in a leaf even with -fno-omit-frame-pointer: the hot functions call this. */
+__attribute__((noinline)) static void rm_tick(void)
+{
+	__asm__ volatile("");
+}
+
+__attribute__((noinline)) static void rm_hot3(void)
+{
+	for (unsigned int i = 0; i < 3 * RM_UNIT; i++)
+		rm_sink++;
+	rm_tick();
+}
+
+__attribute__((noinline)) static void rm_hot1(void)
+{
+	for (unsigned int i = 0; i < RM_UNIT; i++)
+		rm_sink++;
+	rm_tick();
+}
+
+__attribute__((noinline)) static void rm_burn(double end)
+{
+	while (mono_s() < end) {
+		rm_hot3();
+		rm_hot1();
+	}
+}
+
+static void rm_on_sample(const struct vperf_sample *smp, void *arg)
+{
+	(void)smp;
+	(void)arg;
+	rm_samples++;
+}
+
+static int sample(double seconds)
+{
+	struct vperf_evset_opts o = { .size = sizeof(o), .backend = "pv" };
+	struct vperf_sample_opts so = { .size = sizeof(so), .period = 1000000, .fn = rm_on_sample };
+	struct vperf_evset *es = NULL;
+	int err, idx = -1;
+
+	err = vperf_evset__new(&o, &es);
+	if (!err) {
+		idx = vperf_evset__add(es, "vperf::vcpu-clock");
+		err = idx < 0 ? idx : vperf_evset__sample(es, idx, &so);
+	}
+	if (!err)
+		err = vperf_evset__open(es);
+	if (!err)
+		err = vperf_evset__start(es);
+	if (!err) {
+		rm_burn(mono_s() + seconds);
+		err = vperf_evset__stop(es);
+	}
+	if (err) {
+		fprintf(stderr, "vperf-record-marks: sample: %s (%s)\n", strerror(-err),
+			es ? vperf_evset__strerror(es) : "no event set");
+		vperf_evset__delete(es);
+		return 1;
+	}
+	printf("sample: rm_burn %p samples %lu\n", (void *)rm_burn, rm_samples);
+	vperf_evset__delete(es);
+	return 0;
+}
+
 static int mark_n(const char *name, uint64_t from, uint64_t n, uint64_t *lost)
 {
 	for (uint64_t i = from; i < from + n; i++) {
@@ -375,9 +453,11 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "scribble") && !parse(argv[2], 2, 10000000, &a) &&
 	    !parse(argv[3], 0, 1, &b))
 		return scribble(a, (int)b);
+	if (argc == 3 && !strcmp(argv[1], "sample") && !parse(argv[2], 1, 3600, &a))
+		return sample((double)a);
 	if (argc == 3 && !strcmp(argv[1], "steal") && !parse(argv[2], 1, 3600, &a))
 		return steal((double)a);
 	fprintf(stderr, "usage: vperf-record-marks conserve THREADS(1..64) TOTAL | stream THREADS SECONDS | "
-		"order N PORT | sched THREADS SECONDS [HOP_MS] | steal SECONDS | scribble N CPU(0..1)\n");
+		"order N PORT | sched THREADS SECONDS [HOP_MS] | steal SECONDS | sample SECONDS | scribble N CPU(0..1)\n");
 	return 2;
 }
