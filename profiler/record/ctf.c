@@ -186,6 +186,7 @@ static const char *const layer_names[VPERF_CTF_NR_LAYERS] = {
 	[VPERF_CTF_VMM] = "vmm",
 	[VPERF_CTF_GUEST_KERNEL] = "guest_kernel",
 	[VPERF_CTF_GUEST_USER] = "guest_user",
+	[VPERF_CTF_HOST_USER] = "host_user",
 };
 
 const char *vperf_ctf_layer_name(enum vperf_ctf_layer layer)
@@ -1540,6 +1541,27 @@ static int close_packet(struct vperf_ctf_stream *s)
 			    PRIu32 " in %s (disk full?)", layer_names[s->layer], s->cpu, ctf->dir);
 	s->appended = 0;
 	return 0;
+}
+
+int vperf_ctf__add_env(struct vperf_ctf *ctf, const char *key, const char *value)
+{
+	if (!ctf)
+		return -EINVAL;
+	if (ctf->broken)
+		return fail(ctf, -EIO, "an earlier flush failed: the trace is incomplete");
+	if (ctf->metadata && key && is_identifier(key) && strlen(key) < 256) {
+		/* babeltrace adds keys to a frozen trace but never changes one. */
+		const char *env = strstr(ctf->metadata, "\nenv {");
+		const char *end = env ? strstr(env, "\n};") : NULL;
+		char probe[300];
+		const char *hit;
+
+		snprintf(probe, sizeof(probe), "\n\t%s = ", key);
+		hit = env ? strstr(env, probe) : NULL;
+		if (hit && (!end || hit < end))
+			return fail(ctf, -EEXIST, "environment key %s is already set", key);
+	}
+	return add_env(ctf, key, value);
 }
 
 int vperf_ctf__flush(struct vperf_ctf *ctf)

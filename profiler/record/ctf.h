@@ -70,10 +70,11 @@ enum vperf_ctf_layer {
 	VPERF_CTF_VMM,
 	VPERF_CTF_GUEST_KERNEL,
 	VPERF_CTF_GUEST_USER,
+	VPERF_CTF_HOST_USER,	/* host processes other than the VMM (vperf record) */
 	VPERF_CTF_NR_LAYERS
 };
 
-/* "host_kernel", "vmm", "guest_kernel", "guest_user"; NULL if unknown. */
+/* "host_kernel", "vmm", "guest_kernel", "guest_user", "host_user"; NULL if unknown. */
 const char *vperf_ctf_layer_name(enum vperf_ctf_layer layer);
 
 /* ---- event classes --------------------------------------------------- */
@@ -259,6 +260,17 @@ int vperf_ctf__emit(struct vperf_ctf_stream *s, unsigned int class_id,
  * timestamp_ns carries the count too.  Timestamps as for emit.
  */
 int vperf_ctf__lost(struct vperf_ctf_stream *s, uint64_t timestamp_ns, uint64_t count);
+
+/*
+ * Add environment entry key = value after the writer was created (a
+ * recorder's summary, known only at its end); it reaches the metadata at
+ * the next flush.  Keys of the config and keys added before cannot be
+ * changed.  Errors: -EINVAL a key that is not an identifier or a value
+ * that is not printable ASCII without '"' and '\\', -EEXIST a key already
+ * set, -EIO after a failed flush.
+ */
+int vperf_ctf__add_env(struct vperf_ctf *ctf, const char *key, const char *value)
+	__attribute__((warn_unused_result));
 
 /*
  * Write every queued event, in time order, and close the packets: once it

@@ -259,7 +259,7 @@ static void ctf_clock_and_environment_are_in_the_metadata(void **state)
 	};
 	static const char *const want[] = {
 		"hostname = \"h1\";", "vperf_version = \"", "vm_name = \"guest0\";",
-		"layers = \"host_kernel,vmm,guest_kernel,guest_user\";",
+		"layers = \"host_kernel,vmm,guest_kernel,guest_user,host_user\";",
 		"clock_note = \"guest TSC -> host monotonic via kvmclock\";", "run_id = \"42\";",
 		"name = host_mono;", "description = \"CLOCK_MONOTONIC of the host\";",
 		"freq = 1000000000;", "offset_s = 1700000000;", "offset = 5;",
@@ -285,6 +285,47 @@ static void ctf_clock_and_environment_are_in_the_metadata(void **state)
 	bt_run_free(&r);
 }
 
+/*
+ * A recorder's summary comes at its end: keys added after creation reach the metadata at the
+ * next flush, babeltrace2 still reads the trace cleanly, and a key already set (from the
+ * config or added) is refused and keeps its value.
+ */
+static void ctf_env_added_at_the_end_reaches_the_metadata_and_never_changes(void **state)
+{
+	static const struct vperf_ctf_env extra[] = { { "run_id", "42" } };
+	const struct tdir *t = *state;
+	struct vperf_ctf_config cfg = host_cfg;
+	struct vperf_ctf *ctf;
+	struct vperf_ctf_stream *s;
+	char path[PATH_MAX];
+	struct bt_run r;
+	char *meta;
+
+	cfg.env = extra;
+	cfg.nr_env = 1;
+	ctf = new_writer(t->trace, &cfg);
+	s = stream(ctf, VPERF_CTF_HOST_USER, 0);
+	EMIT(ctf, s, VPERF_CTF_EV_IRQ_ENTRY, 1000, VPERF_CTF_U32(1));
+	flush(ctf);
+	assert_int_equal(vperf_ctf__add_env(ctf, "summary_events", "1"), 0);
+	assert_int_equal(vperf_ctf__add_env(ctf, "run_id", "43"), -EEXIST);
+	assert_int_equal(vperf_ctf__add_env(ctf, "hostname", "x"), -EEXIST);
+	assert_int_equal(vperf_ctf__add_env(ctf, "bad key", "1"), -EINVAL);
+	assert_int_equal(vperf_ctf__add_env(ctf, "quote", "a\"b"), -EINVAL);
+	flush(ctf);
+	assert_int_equal(vperf_ctf__add_env(ctf, "summary_events", "2"), -EEXIST);
+	vperf_ctf__delete(ctf);
+	snprintf(path, sizeof(path), "%s/metadata", t->trace);
+	meta = slurp(path);
+	if (!strstr(meta, "summary_events = \"1\";") || !strstr(meta, "run_id = \"42\";") ||
+	    strstr(meta, "quote"))
+		fail_msg("metadata env is not as set:\n%s", meta);
+	free(meta);
+	read_clean(t->base, t->trace, &r);
+	assert_non_null(strstr(r.out, "host_user"));
+	bt_run_free(&r);
+}
+
 /* ---- streams ---------------------------------------------------------- */
 
 /*
@@ -305,7 +346,7 @@ static void ctf_streams_are_one_per_layer_and_cpu_and_empty_traces_read(void **s
 	assert_ptr_not_equal(a, b);
 	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_NR_LAYERS, 0, &c), -EINVAL);
 	assert_null(c);
-	assert_true(vt_contains(vperf_ctf__strerror(ctf), "unknown layer 4"));
+	assert_true(vt_contains(vperf_ctf__strerror(ctf), "unknown layer 5"));
 	vperf_ctf__delete(ctf);
 	vperf_ctf__delete(NULL);
 	snprintf(path, sizeof(path), "%s/vmm_cpu7", t->trace);
@@ -923,6 +964,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(ctf_every_field_type_reads_back_at_its_limits,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(ctf_clock_and_environment_are_in_the_metadata,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(ctf_env_added_at_the_end_reaches_the_metadata_and_never_changes,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(ctf_streams_are_one_per_layer_and_cpu_and_empty_traces_read,
 						setup, teardown),

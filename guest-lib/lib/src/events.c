@@ -386,3 +386,34 @@ int vperf_events__for_each(vperf_event_fn fn, void *arg, int probe)
 	ret = pfm_walk(list_one, &l);
 	return ret ? ret : vperf__virt_for_each(fn, arg, probe);
 }
+
+/* ---- perf events for tools ---- */
+
+int vperf_event__perf_attr(const char *name, struct perf_event_attr *attr, size_t attr_size,
+			   char *err, size_t err_len)
+{
+	struct perf_event_attr a;
+	char canon[VPERF_NAME_LEN];
+	size_t n;
+	int ret;
+
+	if (!attr || attr_size < PERF_ATTR_SIZE_VER0) {
+		snprintf(err, err_len, "perf_event_attr of %zu bytes: at least %d are needed",
+			 attr_size, PERF_ATTR_SIZE_VER0);
+		return -EINVAL;
+	}
+	ret = vperf__encode(name, &a, canon, sizeof(canon), err, err_len);
+	if (ret)
+		return ret;
+	n = attr_size < sizeof(a) ? attr_size : sizeof(a);
+	memset(attr, 0, attr_size);
+	memcpy(attr, &a, n);
+	attr->size = (uint32_t)n;
+	return 0;
+}
+
+void vperf_event__open_strerror(int err, const char *name, const struct perf_event_attr *attr,
+				pid_t pid, char *buf, size_t len)
+{
+	vperf__open_strerror(err, name ? name : "?", attr, pid, "/", buf, len);
+}

@@ -476,6 +476,35 @@ VPERF_API int vperf_trace_flush(void);
 /* Markers the calling thread dropped because its buffer was full. */
 VPERF_API uint64_t vperf_trace_marks_lost(void);
 
+/* ---- perf events for tools ----------------------------------------- */
+
+struct perf_event_attr;
+
+/*
+ * For a tool that opens perf events itself (vperf record: sampling other
+ * processes through per-CPU ring buffers, which an event set does not do).
+ * Encode the event name, in the syntax vperf_evset__add() takes for the
+ * "perf" backend (libpfm4 names with modifiers, the kernel's software
+ * events; not vperf:: events), into *attr: the type, config and exclusions,
+ * with everything else zero.  attr_size is the caller's
+ * sizeof(struct perf_event_attr); attr->size is set to the bytes filled
+ * (the smaller of the caller's and the library's).  Returns 0, or -errno
+ * with a message for a person in err: -ENOENT an unknown name (with
+ * suggestions), -EINVAL an empty or malformed name or attr_size smaller
+ * than the first perf_event_attr, others from libpfm4.
+ */
+VPERF_API int vperf_event__perf_attr(const char *name, struct perf_event_attr *attr,
+				     size_t attr_size, char *err, size_t err_len);
+
+/*
+ * Why perf_event_open(2) of event name with attr, for pid, failed with
+ * -err, in words for a person: no PMU on this host, perf_event_paranoid
+ * and what to do about it, no such process, too many files...
+ */
+VPERF_API void vperf_event__open_strerror(int err, const char *name,
+					  const struct perf_event_attr *attr, pid_t pid,
+					  char *buf, size_t len);
+
 /* ---- event lists ---------------------------------------------------- */
 
 enum vperf_event_kind {
