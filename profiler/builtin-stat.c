@@ -32,6 +32,7 @@
 
 #include "builtin.h"
 #include "util/options.h"
+#include "util/signals.h"
 #include "util/proc.h"
 #include "util/stat-display.h"
 #include "util/stats.h"
@@ -157,72 +158,23 @@ static const int forward_signals[] = {
 	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
 };
 
-static volatile sig_atomic_t fwd_pid;	/* the command, or 0 */
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig, siginfo_t *si, void *uc)
-{
-	int saved_errno = errno;
-
-	(void)uc;
-	if (sig == SIGCHLD)
-		return;		/* only to wake ppoll() */
-	got_signal = sig;
-	/*
-	 * A terminal sends SIGINT & co. to its whole foreground process group,
-	 * the command included (si_code SI_KERNEL): pass on only the signals
-	 * sent to vperf alone, so the command does not get two.
-	 */
-	if (fwd_pid > 0 && si && si->si_code != SI_KERNEL)
-		kill((pid_t)fwd_pid, sig);
-	errno = saved_errno;
-}
-
-struct sigstate {
-	sigset_t orig_mask;	/* the mask while waiting (ppoll) */
-	struct sigaction orig[sizeof(forward_signals) / sizeof(int) + 1];
-	int sigs[sizeof(forward_signals) / sizeof(int) + 1];
-	int nr;
-};
-
 /*
- * Block the signals vperf handles except while it waits in ppoll(), so
- * none is lost between a check and the wait.  With a command: the
- * forwarded ones and SIGCHLD; with -p/-t: SIGINT and SIGTERM end counting.
+ * With a command: the forwarded signals and SIGCHLD; with -p/-t: SIGINT
+ * and SIGTERM end counting (util/signals.h).
  */
-static void signals_setup(struct sigstate *s, bool command)
+static void signals_setup(struct cli_sigstate *s, bool command)
 {
-	struct sigaction sa;
-	sigset_t block;
+	int sigs[CLI_MAX_SIGNALS], n = 0;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&block);
-	s->nr = 0;
 	if (command) {
 		for (size_t i = 0; i < sizeof(forward_signals) / sizeof(int); i++)
-			s->sigs[s->nr++] = forward_signals[i];
-		s->sigs[s->nr++] = SIGCHLD;
+			sigs[n++] = forward_signals[i];
+		sigs[n++] = SIGCHLD;
 	} else {
-		s->sigs[s->nr++] = SIGINT;
-		s->sigs[s->nr++] = SIGTERM;
+		sigs[n++] = SIGINT;
+		sigs[n++] = SIGTERM;
 	}
-	for (int i = 0; i < s->nr; i++)
-		sigaddset(&block, s->sigs[i]);
-	sigprocmask(SIG_BLOCK, &block, &s->orig_mask);
-	for (int i = 0; i < s->nr; i++)
-		sigaction(s->sigs[i], &sa, &s->orig[i]);
-}
-
-static void signals_restore(struct sigstate *s)
-{
-	fwd_pid = 0;
-	/* Unblock first: a pending SIGINT then only sets got_signal. */
-	sigprocmask(SIG_SETMASK, &s->orig_mask, NULL);
-	for (int i = 0; i < s->nr; i++)
-		sigaction(s->sigs[i], &s->orig[i], NULL);
+	cli_signals_setup(s, sigs, n);
 }
 
 /* ---- helpers ------------------------------------------------------- */
@@ -660,7 +612,7 @@ out:
  * records meanwhile.
  */
 static void wait_loop(struct stat_ctx *ctx, struct run *r,
-		      const struct sigstate *ss, bool command)
+		      const struct cli_sigstate *ss, bool command)
 {
 	uint64_t iv = (uint64_t)ctx->o->interval_ms * NSEC_PER_MSEC;
 	uint64_t next_iv = r->t0 + iv, next_tick = r->t0;
@@ -678,7 +630,7 @@ static void wait_loop(struct stat_ctx *ctx, struct run *r,
 			if (w == r->pid || (w < 0 && errno == ECHILD))
 				break;
 		} else {
-			if (got_signal == SIGINT || got_signal == SIGTERM)
+			if (cli_got_signal == SIGINT || cli_got_signal == SIGTERM)
 				break;
 			if (!proc_task_alive(r->pid))
 				break;
@@ -767,7 +719,7 @@ static int exit_status(int status)
  * status for vperf (1: counters failed; 126/127: cannot run it).
  */
 static int run_command(struct stat_ctx *ctx, struct run *r,
-		       const struct sigstate *ss)
+		       const struct cli_sigstate *ss)
 {
 	uint32_t flags = VPERF_EVSET_ENABLE_ON_EXEC;
 	struct workload w;
@@ -789,7 +741,7 @@ static int run_command(struct stat_ctx *ctx, struct run *r,
 		workload__cancel(&w);
 		return err;
 	}
-	fwd_pid = w.pid;
+	cli_fwd_pid = w.pid;
 	/*
 	 * The clock starts when the child is released, not when we learn
 	 * that its exec succeeded: the parent may not run again before a
@@ -798,7 +750,7 @@ static int run_command(struct stat_ctx *ctx, struct run *r,
 	r->t0 = r->last_interval = now_ns();
 	err = workload__start(&w);
 	if (err) {
-		fwd_pid = 0;
+		cli_fwd_pid = 0;
 		vperf_evset__delete(r->es);
 		r->es = NULL;
 		fprintf(stderr, "vperf: cannot run '%s': %s\n",
@@ -809,7 +761,7 @@ static int run_command(struct stat_ctx *ctx, struct run *r,
 	if (ctx->o->per_thread)
 		comm_cache__scan(&ctx->comms, r->pid);
 	wait_loop(ctx, r, ss, true);
-	fwd_pid = 0;
+	cli_fwd_pid = 0;
 	finish_run(ctx, r);
 	vperf_evset__delete(r->es);
 	r->es = NULL;
@@ -818,7 +770,7 @@ static int run_command(struct stat_ctx *ctx, struct run *r,
 
 /* -p / -t: count until the target exits or SIGINT/SIGTERM. */
 static int run_target(struct stat_ctx *ctx, struct run *r,
-		      const struct sigstate *ss)
+		      const struct cli_sigstate *ss)
 {
 	uint32_t flags = 0;
 	int err;
@@ -1127,7 +1079,7 @@ int cmd_stat(int argc, char **argv)
 {
 	struct stat_opts o = { .events = { NULL, 0, 0 } };
 	struct stat_ctx ctx = { .o = &o };
-	struct sigstate ss;
+	struct cli_sigstate ss;
 	struct run r = { .pidfd = -1 };
 	int status, cmd_status = 0;
 	FILE *out = NULL;
@@ -1197,7 +1149,7 @@ int cmd_stat(int argc, char **argv)
 		n += (size_t)snprintf(ctx.event_arg + n, sizeof(ctx.event_arg) - n,
 				      "%s%s", i ? "," : "", o.events.v[i]);
 
-	got_signal = 0;
+	cli_got_signal = 0;
 	signals_setup(&ss, o.argv != NULL);
 	if (o.argv) {
 		long runs = o.repeat ? o.repeat : 1;
@@ -1212,13 +1164,13 @@ int cmd_stat(int argc, char **argv)
 			if (s)
 				cmd_status = s;
 			/* Interrupted: stop repeating, show what we have. */
-			if (WIFSIGNALED(r.status) || got_signal)
+			if (WIFSIGNALED(r.status) || cli_got_signal)
 				break;
 		}
 	} else {
 		status = run_target(&ctx, &r, &ss);
 	}
-	signals_restore(&ss);
+	cli_signals_restore(&ss);
 
 	if (!status && ctx.runs && !o.per_thread && totals_wanted(&ctx)) {
 		stat_print_header(&ctx.cfg, ctx.what, o.repeat > 1 ? ctx.runs : 0);

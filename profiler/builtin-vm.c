@@ -28,6 +28,7 @@
 
 #include "builtin.h"
 #include "util/options.h"
+#include "util/recdir.h"
 
 #ifdef VPERF_HAVE_RECORD
 #include <vperf/abi.h>
@@ -40,7 +41,7 @@
 
 #define RAW_SUBDIR	".raw"
 #define RAW_NAME	"vmm.vraw"
-#define DEFAULT_OUTPUT	"vperf.data"
+#define DEFAULT_OUTPUT	RECDIR_DEFAULT
 
 enum { OPT_VCPUS = 1, OPT_MEM, OPT_KERNEL, OPT_INITRD, OPT_ADD, OPT_TIMEOUT, OPT_MODE, OPT_QUIET,
        OPT_NO_VPERF, OPT_HELP, OPT_OUTPUT, OPT_NO_HOST_EVENTS, OPT_RAW_ONLY, OPT_RECORD_MAX };
@@ -352,101 +353,18 @@ static void record_on_signal(int sig)
 		kill(child, SIGTERM);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) ? -errno : 0;
-}
-
-/* Is path (a directory) a vperf recording: a CTF metadata file or a raw recording in it? */
-static bool is_recording_dir(const char *path)
-{
-	char p[PATH_MAX + 32];
-	DIR *d;
-	struct dirent *de;
-	bool empty = true;
-
-	snprintf(p, sizeof(p), "%s/metadata", path);
-	if (!access(p, F_OK))
-		return true;
-	snprintf(p, sizeof(p), "%s/" RAW_SUBDIR "/" RAW_NAME, path);
-	if (!access(p, F_OK))
-		return true;
-	d = opendir(path);
-	if (!d)
-		return false;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			empty = false;
-	closedir(d);
-	return empty;
-}
-
-/*
- * perf's habit: an existing DIR becomes DIR.old, replacing an older DIR.old; then DIR and its raw
- * subdirectory are made.  Returns 0 or 1 after a message.
- */
+/* recdir_prepare(), then DIR's raw subdirectory.  Returns 0 or 1 after a message. */
 static int prepare_output(const char *dir, char *raw, size_t raw_len)
 {
-	char old[PATH_MAX + 8];
-	struct stat st;
+	char sub[PATH_MAX + 8];
 
-	if (snprintf(old, sizeof(old), "%s.old", dir) >= (int)sizeof(old) ||
-	    snprintf(raw, raw_len, "%s/" RAW_SUBDIR "/" RAW_NAME, dir) >= (int)raw_len)
+	if (snprintf(raw, raw_len, "%s/" RAW_SUBDIR "/" RAW_NAME, dir) >= (int)raw_len)
 		return cli_error("vm record", "-o '%s': the path is too long", dir);
-	if (!lstat(dir, &st)) {
-		if (!lstat(old, &st)) {
-			if (S_ISDIR(st.st_mode) && !is_recording_dir(old))
-				return cli_error("vm record", "-o %s: %s exists and is not a vperf "
-						 "recording; move it away (DIR is renamed to DIR.old)",
-						 dir, old);
-			if (S_ISDIR(st.st_mode) ? nftw(old, remove_entry, 16, FTW_DEPTH | FTW_PHYS)
-						: unlink(old))
-				return cli_error("vm record", "removing the older recording %s: %s", old,
-						 strerror(errno));
-		}
-		if (rename(dir, old))
-			return cli_error("vm record", "renaming %s to %s: %s", dir, old,
-					 strerror(errno));
-	} else if (errno != ENOENT) {
-		return cli_error("vm record", "-o %s: %s", dir, strerror(errno));
-	}
-	if (mkdir(dir, 0755))
-		return cli_error("vm record", "creating %s: %s", dir, strerror(errno));
-	snprintf(old, sizeof(old), "%s/" RAW_SUBDIR, dir);
-	if (mkdir(old, 0755))
-		return cli_error("vm record", "creating %s: %s", old, strerror(errno));
-	return 0;
-}
-
-/* Check -o before anything happens: a name of its own in a writable directory. */
-static int check_output(const char *dir)
-{
-	char parent[PATH_MAX];
-	const char *base, *slash;
-	size_t len = strlen(dir);
-
-	if (!len)
-		return cli_usage_error(&record_usage, "-o '': name a directory");
-	if (len + sizeof("/" RAW_SUBDIR "/" RAW_NAME) + 16 > PATH_MAX)
-		return cli_usage_error(&record_usage, "-o '%s': the path is too long", dir);
-	slash = strrchr(dir, '/');
-	base = slash ? slash + 1 : dir;
-	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
-		return cli_usage_error(&record_usage, "-o '%s': name the recording's directory itself "
-				       "(e.g. %s%s" DEFAULT_OUTPUT ")", dir, dir,
-				       *base && dir[len - 1] != '/' ? "/" : "");
-	if (!slash)
-		strcpy(parent, ".");
-	else if (slash == dir)
-		strcpy(parent, "/");
-	else
-		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir), dir);
-	if (access(parent, W_OK | X_OK))
-		return cli_usage_error(&record_usage, "-o '%s': cannot create it in %s: %s", dir,
-				       parent, strerror(errno));
+	if (recdir_prepare("vm record", dir))
+		return 1;
+	snprintf(sub, sizeof(sub), "%s/" RAW_SUBDIR, dir);
+	if (mkdir(sub, 0755))
+		return cli_error("vm record", "creating %s: %s", sub, strerror(errno));
 	return 0;
 }
 
@@ -465,28 +383,6 @@ static const char *run_ending(int status)
 }
 
 #ifdef VPERF_HAVE_RECORD
-/* Bytes in dir's visible files (the CTF trace). */
-static uint64_t dir_bytes(const char *dir)
-{
-	char p[PATH_MAX + 264];
-	uint64_t sum = 0;
-	struct dirent *de;
-	struct stat st;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		if (!stat(p, &st) && S_ISREG(st.st_mode))
-			sum += (uint64_t)st.st_size;
-	}
-	closedir(d);
-	return sum;
-}
-
 static const char *const guest_type_names[] = {
 	[VPERF_TRACE_SCHED_SWITCH] = "sched_switch",
 	[VPERF_TRACE_SCHED_WAKEUP] = "sched_wakeup",
@@ -578,7 +474,7 @@ static int record_convert(const char *dir, const char *raw, uint64_t raw_size)
 		fprintf(stderr, "[ vperf vm record: no host kernel events: the recording's metadata "
 			"(host_events) says why ]\n");
 	fprintf(stderr, "[ vperf vm record: Captured and wrote %.3f MB %s (raw recording %.3f MB in "
-		"%s) ]\n", (double)dir_bytes(dir) / 1e6, dir, (double)raw_size / 1e6, raw);
+		"%s) ]\n", (double)recdir_bytes(dir) / 1e6, dir, (double)raw_size / 1e6, raw);
 	return 0;
 }
 #endif
@@ -601,7 +497,7 @@ static int cmd_vm_record(int argc, char **argv)
 	for (size_t len = strlen(dirbuf); len > 1 && dirbuf[len - 1] == '/'; len--)
 		dirbuf[len - 1] = '\0';
 	dir = dirbuf;
-	ret = check_output(dir);
+	ret = recdir_check(&record_usage, dir, sizeof("/" RAW_SUBDIR "/" RAW_NAME));
 	if (ret)
 		goto out;
 #ifndef VPERF_HAVE_RECORD
