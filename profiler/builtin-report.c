@@ -34,8 +34,8 @@ static const struct cli_option report_options[] = {
 static const struct cli_usage report_usage = {
 	.cmd = "report",
 	.synopsis = report_synopsis,
-	.summary = "Describe a recording made by `vperf vm record` (a CTF trace directory that\n"
-		   " `babeltrace2 DIR` also reads). --header is what this version offers.",
+	.summary = "Describe a recording made by `vperf record` or `vperf vm record` (a CTF trace\n"
+		   " directory that `babeltrace2 DIR` also reads). --header is what this version offers.",
 	.opts = report_options,
 	.nr_opts = sizeof(report_options) / sizeof(report_options[0]),
 	.permute = true,

@@ -23,6 +23,7 @@ static const struct cmd_struct commands[] = {
 	{ "help", cmd_help, "Show the commands, or one command's options" },
 	{ "list", cmd_list, "List the events this host knows and can count" },
 	{ "stat", cmd_stat, "Count events while a command or a process runs" },
+	{ "record", cmd_record, "Sample a command or a process into a CTF recording" },
 	{ "report", cmd_report, "Describe a recording (report --header)" },
 	{ "vm", cmd_vm, "Run a command in a guest booted by vperf-vmm, or record it (vm run, vm record)" },
 };

@@ -121,6 +121,65 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static void print_vm(const struct env *ep, FILE *out)
+{
+	fprintf(out, "# guest records: %" PRIu64 " (not mapped to the clock: %" PRIu64 ")\n",
+		num(ep, "summary_guest_records"), num(ep, "summary_guest_unmapped"));
+	for (size_t i = 0; i < ep->n; i++)
+		if (!strncmp(ep->key[i], "summary_guest_", 14) && strcmp(ep->key[i], "summary_guest_records") &&
+		    strcmp(ep->key[i], "summary_guest_unmapped") && strcmp(ep->key[i], "summary_guest_invalid_bytes") &&
+		    strcmp(ep->key[i], "summary_guest_bad_ring_headers"))
+			fprintf(out, "#   %-20s %s\n", ep->key[i] + 14, ep->val[i]);
+	fprintf(out, "# vmm exits: %" PRIu64 "\n", num(ep, "summary_vmm_exits"));
+	fprintf(out, "# host kernel events: %" PRIu64 " (%s)\n", num(ep, "summary_host_events"),
+		val(ep, "host_events", "not recorded"));
+	fprintf(out, "# lost: guest rings %" PRIu64 ", guest producers %" PRIu64 ", invalid guest bytes %"
+		PRIu64 ", vmm exits %" PRIu64 ", host kernel %" PRIu64 "\n", num(ep, "summary_lost_guest_ring"),
+		num(ep, "summary_lost_guest_producer"), num(ep, "summary_guest_invalid_bytes"),
+		num(ep, "summary_lost_vmm"), num(ep, "summary_lost_host"));
+	if (num(ep, "summary_guest_bad_ring_headers"))
+		fprintf(out, "# guest ring headers broken by the guest: %" PRIu64 " drains refused\n",
+			num(ep, "summary_guest_bad_ring_headers"));
+	if (!strcmp(val(ep, "raw_truncated", "0"), "1"))
+		fprintf(out, "# note: the raw recording was cut short (the VMM was killed): events up to its "
+			"last whole chunk\n");
+
+}
+
+/* What `vperf record` wrote (docs/recording.md, section 12). */
+static void print_record(const struct env *ep, FILE *out)
+{
+	fprintf(out, "# machine: %s\n", val(ep, "machine", "?"));
+	fprintf(out, "# target: %s\n", val(ep, "target", "?"));
+	fprintf(out, "# events: %s, %s %s%s\n", val(ep, "events", "?"),
+		get(ep, "sample_period") ? "a sample every" : "about",
+		get(ep, "sample_period") ? val(ep, "sample_period", "?") : val(ep, "sample_freq", "?"),
+		get(ep, "sample_period") ? " events" : " samples per second");
+	fprintf(out, "# callchains: %s; kernel samples: %s\n",
+		!strcmp(val(ep, "callchains", "0"), "1") ? "yes" : "no",
+		val(ep, "kernel_samples", "?"));
+	if (!get(ep, "summary_events")) {
+		fprintf(out, "# note: no summary: the recorder did not finish (killed?); the trace "
+			"holds what it had written until then\n");
+		return;
+	}
+	fprintf(out, "# samples: %" PRIu64 " (%s)\n", num(ep, "summary_samples"),
+		val(ep, "summary_samples_by_event", ""));
+	fprintf(out, "# tasks: forks %" PRIu64 ", execs %" PRIu64 ", exits %" PRIu64
+		", thread switches %" PRIu64 "\n", num(ep, "summary_forks"), num(ep, "summary_execs"),
+		num(ep, "summary_exits"), num(ep, "summary_switches"));
+	fprintf(out, "# sched events: %s\n", val(ep, "sched_events", "?"));
+	fprintf(out, "# lost: ring full %" PRIu64 ", samples the kernel dropped %" PRIu64
+		"; throttled %" PRIu64 " times; undecodable records %" PRIu64 "\n",
+		num(ep, "summary_lost_ring"), num(ep, "summary_lost_samples"),
+		num(ep, "summary_throttles"), num(ep, "summary_bad_records"));
+	if (num(ep, "summary_late"))
+		fprintf(out, "# late events (kept at the time of the last one written): %" PRIu64 "\n",
+			num(ep, "summary_late"));
+	if (get(ep, "workload_status"))
+		fprintf(out, "# command exit status: %s\n", get(ep, "workload_status"));
+}
+
 int vperf_recording_header(const char *dir, FILE *out, char *why, size_t why_len)
 {
 	char path[4096], *meta;
@@ -161,26 +220,10 @@ int vperf_recording_header(const char *dir, FILE *out, char *why, size_t why_len
 			val(&e, "vcpu_tsc_offsets", "?"));
 	if ((v = get(&e, "clock_note")))
 		fprintf(out, "# clock mapping: %s\n", v);
-	fprintf(out, "# guest records: %" PRIu64 " (not mapped to the clock: %" PRIu64 ")\n",
-		num(&e, "summary_guest_records"), num(&e, "summary_guest_unmapped"));
-	for (size_t i = 0; i < e.n; i++)
-		if (!strncmp(e.key[i], "summary_guest_", 14) && strcmp(e.key[i], "summary_guest_records") &&
-		    strcmp(e.key[i], "summary_guest_unmapped") && strcmp(e.key[i], "summary_guest_invalid_bytes") &&
-		    strcmp(e.key[i], "summary_guest_bad_ring_headers"))
-			fprintf(out, "#   %-20s %s\n", e.key[i] + 14, e.val[i]);
-	fprintf(out, "# vmm exits: %" PRIu64 "\n", num(&e, "summary_vmm_exits"));
-	fprintf(out, "# host kernel events: %" PRIu64 " (%s)\n", num(&e, "summary_host_events"),
-		val(&e, "host_events", "not recorded"));
-	fprintf(out, "# lost: guest rings %" PRIu64 ", guest producers %" PRIu64 ", invalid guest bytes %"
-		PRIu64 ", vmm exits %" PRIu64 ", host kernel %" PRIu64 "\n", num(&e, "summary_lost_guest_ring"),
-		num(&e, "summary_lost_guest_producer"), num(&e, "summary_guest_invalid_bytes"),
-		num(&e, "summary_lost_vmm"), num(&e, "summary_lost_host"));
-	if (num(&e, "summary_guest_bad_ring_headers"))
-		fprintf(out, "# guest ring headers broken by the guest: %" PRIu64 " drains refused\n",
-			num(&e, "summary_guest_bad_ring_headers"));
-	if (!strcmp(val(&e, "raw_truncated", "0"), "1"))
-		fprintf(out, "# note: the raw recording was cut short (the VMM was killed): events up to its "
-			"last whole chunk\n");
+	if (!strcmp(val(&e, "recorder", ""), "vperf record"))
+		print_record(&e, out);
+	else
+		print_vm(&e, out);
 
 	dh = opendir(dir);
 	if (dh) {

@@ -1,0 +1,1239 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vperf record [-e ev,...] [-F hz | -c period] [-g] [-o DIR] [-p pid | -- cmd]
+ *
+ * Samples a command (or a running process) and everything it starts, on the machine vperf runs
+ * on, into a CTF trace directory (docs/recording.md, section 12).  perf record's design: one
+ * event per (thread, CPU) with inherit, every event of a CPU writing into one ring buffer
+ * (PERF_EVENT_IOC_SET_OUTPUT), drained every RECORD_PERIOD_MS into the CTF writer, which flushes
+ * whole packets every FLUSH_MS, so that a recorder killed at any time leaves a trace babeltrace2
+ * reads up to its last flush.  Timestamps are the kernel's CLOCK_MONOTONIC (use_clockid).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include <linux/perf_event.h>
+
+#include <vperf/vperf.h>
+
+#include "builtin.h"
+#include "util/options.h"
+#include "util/recdir.h"
+#include "util/signals.h"
+#include "util/workload.h"
+
+#ifdef VPERF_HAVE_RECORD
+#include "ctf.h"
+#include "perfdec.h"
+#endif
+
+#define RECORD_PERIOD_MS	50	/* drain the rings */
+#define FLUSH_MS		250	/* write packets (what a killed recorder leaves) */
+#define HOLD_NS			20000000ull	/* events younger than this wait a round: another
+						 * CPU's ring may still get older ones */
+#define PROGRESS_S		5
+#define DEFAULT_FREQ		4000	/* perf record's */
+#define DEFAULT_PAGES		128	/* data pages per CPU ring: 512 KiB */
+#define MAX_STACK		127	/* kernel.perf_event_max_stack's default */
+#define EXIT_CODE_UNKNOWN	INT64_MIN
+
+enum {
+	OPT_EVENT = 'e', OPT_FREQ = 'F', OPT_COUNT = 'c', OPT_CALLGRAPH = 'g', OPT_OUTPUT = 'o',
+	OPT_PID = 'p', OPT_MMAP = 'm', OPT_QUIET = 'q', OPT_HELP = 'h',
+};
+
+static const char *const record_synopsis[] = {
+	"vperf record [-e ev[,ev...]] [-F hz | -c period] [-g] [-o DIR] -- cmd [args]",
+	"vperf record [-e ev[,ev...]] [-F hz | -c period] [-g] [-o DIR] -p pid",
+	NULL,
+};
+
+static const struct cli_option record_opts[] = {
+	{ 'e', "event", "ev,...", "events to sample on, each on its own (libpfm4 names as in "
+	  "`vperf list`; default cycles, or cpu-clock where there is no hardware PMU); repeatable",
+	  OPT_EVENT },
+	{ 'F', "freq", "hz", "about hz samples per second of each thread's running time (default "
+	  "4000)", OPT_FREQ },
+	{ 'c', "count", "period", "a sample every period events (cpu-clock, task-clock: ns)",
+	  OPT_COUNT },
+	{ 'g', "call-graph", NULL, "record callchains (frame pointers; up to 127 frames)",
+	  OPT_CALLGRAPH },
+	{ 'o', "output", "dir", "the recording (default " RECDIR_DEFAULT "; an existing one is "
+	  "renamed to DIR.old first, and an existing DIR.old recording removed)", OPT_OUTPUT },
+	{ 'p', "pid", "pid", "record this running process (its threads and what they start) until "
+	  "it exits or Ctrl-C", OPT_PID },
+	{ 'm', "mmap-pages", "n", "ring buffer data pages per CPU, a power of 2 (default 128)",
+	  OPT_MMAP },
+	{ 'q', "quiet", NULL, "no progress and summary lines on stderr", OPT_QUIET },
+	{ 'h', "help", NULL, "show this help", OPT_HELP },
+};
+
+static const struct cli_usage record_usage = {
+	.cmd = "record",
+	.synopsis = record_synopsis,
+	.summary = "Sample a command (or a running process) and every thread it starts, on this "
+		   "machine, into a CTF trace directory that `babeltrace2 DIR` reads: samples with "
+		   "their counts and callchains, forks, execs and exits, on CLOCK_MONOTONIC. "
+		   "`vperf report --header -i DIR` says what it holds. The exit status is the "
+		   "command's. To record a guest from the host, see `vperf vm record`.",
+	.opts = record_opts,
+	.nr_opts = (int)(sizeof(record_opts) / sizeof(record_opts[0])),
+};
+
+#define MAX_EVENTS	16
+
+struct record_opts {
+	const char *events[MAX_EVENTS];
+	int nr_events;
+	bool default_event;
+	uint64_t freq, period;
+	bool callchain, quiet;
+	const char *output;
+	pid_t pid;
+	unsigned int pages;
+	char **argv;
+};
+
+static int add_events(struct record_opts *o, char *list)
+{
+	char *save = NULL;
+
+	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (o->nr_events == MAX_EVENTS)
+			return cli_usage_error(&record_usage, "at most %d events", MAX_EVENTS);
+		if (!strncmp(t, "vperf::", 7))
+			return cli_usage_error(&record_usage, "-e %s: vperf record samples perf "
+					       "events; vperf:: events are counted per guest thread "
+					       "by `vperf stat` in a vperf guest", t);
+		o->events[o->nr_events++] = t;
+	}
+	return 0;
+}
+
+static int parse_opts(struct record_opts *o, int argc, char **argv)
+{
+	struct cli_parser p;
+	int id, ret = -1;
+	long v;
+
+	memset(o, 0, sizeof(*o));
+	o->pages = DEFAULT_PAGES;
+	if (cli_parser__init(&p, &record_usage, argc, argv))
+		return cli_error("record", "out of memory");
+	while ((id = cli_getopt(&p)) != CLI_OPT_END) {
+		switch (id) {
+		case CLI_OPT_ERROR:
+			ret = VPERF_EXIT_USAGE;
+			goto out;
+		case OPT_HELP:
+			cli_usage__print(&record_usage, stdout);
+			ret = 0;
+			goto out;
+		case OPT_EVENT:
+			ret = add_events(o, (char *)p.optarg);
+			if (ret)
+				goto out;
+			ret = -1;
+			break;
+		case OPT_FREQ:
+			if (cli_parse_long(p.optarg, 1, 10000000, &v)) {
+				ret = cli_usage_error(&record_usage, "-F '%s': a frequency in Hz, "
+						      "1 to 10000000", p.optarg);
+				goto out;
+			}
+			o->freq = (uint64_t)v;
+			break;
+		case OPT_COUNT:
+			if (cli_parse_long(p.optarg, 1, LONG_MAX, &v)) {
+				ret = cli_usage_error(&record_usage, "-c '%s': a period of 1 event "
+						      "or more", p.optarg);
+				goto out;
+			}
+			o->period = (uint64_t)v;
+			break;
+		case OPT_CALLGRAPH:
+			o->callchain = true;
+			break;
+		case OPT_OUTPUT:
+			o->output = p.optarg;
+			break;
+		case OPT_PID:
+			if (cli_parse_long(p.optarg, 1, INT32_MAX, &v)) {
+				ret = cli_usage_error(&record_usage, "-p '%s': a process id", p.optarg);
+				goto out;
+			}
+			o->pid = (pid_t)v;
+			break;
+		case OPT_MMAP:
+			if (cli_parse_long(p.optarg, 1, 1 << 20, &v) || (v & (v - 1))) {
+				ret = cli_usage_error(&record_usage, "-m '%s': a power of 2 from 1 "
+						      "to 1048576 pages", p.optarg);
+				goto out;
+			}
+			o->pages = (unsigned int)v;
+			break;
+		case OPT_QUIET:
+			o->quiet = true;
+			break;
+		}
+	}
+	if (o->freq && o->period) {
+		ret = cli_usage_error(&record_usage, "-F and -c both given: sample by frequency or "
+				      "by period, not both");
+		goto out;
+	}
+	if (p.optind < argc)
+		o->argv = &argv[p.optind];
+	if (!o->argv && !o->pid) {
+		ret = cli_usage_error(&record_usage, "nothing to record: give a command after -- "
+				      "or a process with -p");
+		goto out;
+	}
+	if (o->argv && o->pid) {
+		ret = cli_usage_error(&record_usage, "-p and a command both given: record one or "
+				      "the other");
+		goto out;
+	}
+	if (!o->freq && !o->period)
+		o->freq = DEFAULT_FREQ;
+	if (!o->nr_events) {
+		o->events[o->nr_events++] = "cycles";
+		o->default_event = true;
+	}
+out:
+	cli_parser__exit(&p);
+	return ret;
+}
+
+#ifndef VPERF_HAVE_RECORD
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o;
+	int ret = parse_opts(&o, argc, argv);
+
+	if (ret >= 0)
+		return ret;
+	return cli_error("record", "this vperf was built without the CTF writer (libbabeltrace-ctf "
+			 "was missing: Debian package libbabeltrace-ctf-dev, scripts/install-deps.sh), "
+			 "so it cannot write a recording; install it and rebuild");
+}
+#else
+
+/* ---- the recorder ---------------------------------------------------- */
+
+/* Ctrl-C and friends reach the command; the recording ends when it has. */
+static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+
+
+struct ring {
+	int cpu;
+	int fd;				/* the event whose buffer it is */
+	void *base;
+	size_t len;
+	struct vperf_perf_ring r;
+};
+
+enum pend_kind { P_SAMPLE, P_FORK, P_EXEC, P_EXIT, P_LOST, P_SWITCH };
+
+/* A decoded record waiting to be written in time order. */
+struct pend {
+	uint64_t ts, seq;
+	enum pend_kind kind;
+	uint32_t cpu;
+	uint8_t layer;
+	uint32_t a, b, c, d;		/* pids and tids; a sample's event index in c */
+	uint64_t ip, period;		/* a sample's; P_LOST: the count in period */
+	uint64_t *chain;		/* malloc'd */
+	uint32_t nr_chain;
+	char comm[VPERF_PERFDEC_COMM_LEN + 1];
+};
+
+struct recorder {
+	struct record_opts *o;
+	struct perf_event_attr attr[MAX_EVENTS];
+	int *fds;
+	size_t nr_fds, cap_fds;
+	struct ring *rings;
+	size_t nr_rings;
+	int *cpus;
+	size_t nr_cpus;
+	struct vperf_perfdec dec;
+	bool guest;			/* in a vperf guest: guest_* layers */
+	bool user_only;			/* the kernel refused kernel samples */
+	struct vperf_ctf *ctf;
+	struct pend *pend;
+	size_t nr_pend, cap_pend;
+	uint64_t seq, last_ts, first_ts;
+	size_t page;
+	/* figures */
+	uint64_t events, samples, samples_by[MAX_EVENTS], forks, execs, exits, comms, switches;
+	uint64_t lost_ring, lost_samples, throttles, late, bad_records, bad_bytes, chain_trunc;
+	char bad_why[160];
+};
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	int fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* /sys/devices/system/cpu/online, "0-3,5" */
+static int online_cpus(struct recorder *rc)
+{
+	char buf[4096];
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	char *p, *save = NULL;
+
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		return cli_error("record", "cannot read /sys/devices/system/cpu/online: %s",
+				 strerror(errno ? errno : EIO));
+	}
+	fclose(f);
+	for (p = strtok_r(buf, ",\n", &save); p; p = strtok_r(NULL, ",\n", &save)) {
+		char *dash = strchr(p, '-');
+		long lo = strtol(p, NULL, 10), hi = dash ? strtol(dash + 1, NULL, 10) : lo;
+
+		for (long c = lo; c <= hi && c < 65536; c++) {
+			int *n = realloc(rc->cpus, (rc->nr_cpus + 1) * sizeof(*n));
+
+			if (!n)
+				return cli_error("record", "out of memory");
+			rc->cpus = n;
+			rc->cpus[rc->nr_cpus++] = (int)c;
+		}
+	}
+	if (!rc->nr_cpus)
+		return cli_error("record", "no online CPU found");
+	return 0;
+}
+
+/* The threads of pid now (/proc/pid/task), at most max. */
+static int task_list(pid_t pid, pid_t **out, size_t *nr)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	pid_t *t = NULL;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+		pid_t *g;
+
+		if (tid <= 0)
+			continue;
+		g = realloc(t, (n + 1) * sizeof(*t));
+		if (!g) {
+			closedir(d);
+			free(t);
+			return -ENOMEM;
+		}
+		t = g;
+		t[n++] = (pid_t)tid;
+	}
+	closedir(d);
+	*out = t;
+	*nr = n;
+	return n ? 0 : -ESRCH;
+}
+
+static void setup_attr(struct recorder *rc, int e)
+{
+	struct perf_event_attr *a = &rc->attr[e];
+
+	a->disabled = 1;
+	a->inherit = 1;
+	a->enable_on_exec = rc->o->argv ? 1 : 0;
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	if (rc->o->callchain) {
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a->sample_max_stack = MAX_STACK;
+	}
+	if (rc->o->period) {
+		a->sample_period = rc->o->period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = rc->o->freq;
+	}
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(rc->o->pages * rc->page / 4);
+	a->exclude_hv = 1;
+	if (rc->user_only)
+		a->exclude_kernel = 1;
+	if (e == 0) {
+		a->comm = 1;
+		a->comm_exec = 1;
+		a->task = 1;
+		a->context_switch = 1;
+	}
+}
+
+static int add_fd(struct recorder *rc, int fd)
+{
+	if (rc->nr_fds == rc->cap_fds) {
+		size_t cap = rc->cap_fds ? 2 * rc->cap_fds : 32;
+		int *n = realloc(rc->fds, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		rc->fds = n;
+		rc->cap_fds = cap;
+	}
+	rc->fds[rc->nr_fds++] = fd;
+	return 0;
+}
+
+static void close_all(struct recorder *rc)
+{
+	for (size_t i = 0; i < rc->nr_rings; i++) {
+		if (rc->rings[i].base)
+			munmap(rc->rings[i].base, rc->rings[i].len);
+		free(rc->rings[i].r.bounce);
+	}
+	free(rc->rings);
+	rc->rings = NULL;
+	rc->nr_rings = 0;
+	for (size_t i = 0; i < rc->nr_fds; i++)
+		close(rc->fds[i]);
+	free(rc->fds);
+	rc->fds = NULL;
+	rc->nr_fds = rc->cap_fds = 0;
+	vperf_perfdec__exit(&rc->dec);
+}
+
+/*
+ * Open every event for every thread of tids on every CPU; the first event of each CPU owns the
+ * CPU's ring.  -errno of the first open that failed (with *failed_event set), or 0.
+ */
+static int open_all(struct recorder *rc, const pid_t *tids, size_t nr_tids, int *failed_event,
+		    pid_t *failed_tid)
+{
+	int err;
+
+	rc->rings = calloc(rc->nr_cpus, sizeof(*rc->rings));
+	if (!rc->rings)
+		return -ENOMEM;
+	rc->nr_rings = rc->nr_cpus;
+	for (size_t c = 0; c < rc->nr_cpus; c++) {
+		struct ring *r = &rc->rings[c];
+
+		r->cpu = rc->cpus[c];
+		r->fd = -1;
+		for (int e = 0; e < rc->o->nr_events; e++) {
+			for (size_t t = 0; t < nr_tids; t++) {
+				uint64_t id;
+				int fd = perf_open(&rc->attr[e], tids[t], r->cpu);
+
+				if (fd < 0) {
+					*failed_event = e;
+					*failed_tid = tids[t];
+					return fd;
+				}
+				err = add_fd(rc, fd);
+				if (err) {
+					close(fd);
+					return err;
+				}
+				if (r->fd < 0) {
+					r->len = (1 + (size_t)rc->o->pages) * rc->page;
+					r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+						       fd, 0);
+					if (r->base == MAP_FAILED) {
+						r->base = NULL;
+						*failed_event = -1;
+						return -errno;
+					}
+					r->fd = fd;
+					r->r.data = (const uint8_t *)r->base + rc->page;
+					r->r.size = (uint64_t)rc->o->pages * rc->page;
+					r->r.bounce_len = 65536;
+					r->r.bounce = malloc(r->r.bounce_len);
+					if (!r->r.bounce)
+						return -ENOMEM;
+				} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd)) {
+					*failed_event = -1;
+					return -errno;
+				}
+				if (ioctl(fd, PERF_EVENT_IOC_ID, &id)) {
+					*failed_event = -1;
+					return -errno;
+				}
+				err = vperf_perfdec__add(&rc->dec, id, rc->attr[e].sample_type,
+							 (unsigned int)e);
+				if (err)
+					return err;
+			}
+		}
+	}
+	return 0;
+}
+
+static bool no_pmu_error(int err)
+{
+	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV;
+}
+
+/*
+ * Encode and open the events; perf's fallbacks, each said once: no PMU for the default cycles
+ * (cpu-clock instead), a paranoid kernel (user space only).
+ */
+static int open_events(struct recorder *rc, const pid_t *tids, size_t nr_tids)
+{
+	char why[1024];
+	int err, fe;
+	pid_t ft;
+
+	for (;;) {
+		for (int e = 0; e < rc->o->nr_events; e++) {
+			memset(&rc->attr[e], 0, sizeof(rc->attr[e]));
+			err = vperf_event__perf_attr(rc->o->events[e], &rc->attr[e],
+						     sizeof(rc->attr[e]), why, sizeof(why));
+			if (err)
+				return cli_error("record", "-e %s: %s", rc->o->events[e], why);
+			if (rc->attr[e].exclude_kernel && !rc->attr[e].exclude_user &&
+			    rc->o->nr_events == 1)
+				rc->user_only = true;
+			setup_attr(rc, e);
+		}
+		fe = -1;
+		ft = 0;
+		err = open_all(rc, tids, nr_tids, &fe, &ft);
+		if (!err)
+			return 0;
+		close_all(rc);
+		if (fe == 0 && rc->o->default_event && no_pmu_error(err)) {
+			rc->o->events[0] = "cpu-clock";
+			rc->o->default_event = false;
+			if (!rc->o->quiet)
+				fprintf(stderr, "[ vperf record: no hardware PMU here (cycles cannot be "
+					"sampled): sampling cpu-clock ]\n");
+			continue;
+		}
+		if (fe >= 0 && (err == -EACCES || err == -EPERM) && !rc->user_only) {
+			rc->user_only = true;
+			if (!rc->o->quiet)
+				fprintf(stderr, "[ vperf record: kernel samples are not allowed here "
+					"(kernel.perf_event_paranoid; CAP_PERFMON): recording user "
+					"space only ]\n");
+			continue;
+		}
+		if (fe >= 0) {
+			vperf_event__open_strerror(err, rc->o->events[fe], &rc->attr[fe], ft, why,
+						   sizeof(why));
+			return cli_error("record", "%s", why);
+		}
+		return cli_error("record", "setting up the ring buffers: %s%s", strerror(-err),
+				 err == -EPERM || err == -ENOMEM ?
+				 " (kernel.perf_event_mlock_kb limits the locked memory of the "
+				 "rings: fewer pages with -m)" : "");
+	}
+}
+
+static void enable_all(struct recorder *rc, bool on)
+{
+	for (size_t i = 0; i < rc->nr_fds; i++)
+		ioctl(rc->fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+/* ---- records into pending events ------------------------------------ */
+
+static struct pend *pend_new(struct recorder *rc)
+{
+	struct pend *p;
+
+	if (rc->nr_pend == rc->cap_pend) {
+		size_t cap = rc->cap_pend ? 2 * rc->cap_pend : 4096;
+		struct pend *n = realloc(rc->pend, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		rc->pend = n;
+		rc->cap_pend = cap;
+	}
+	p = &rc->pend[rc->nr_pend++];
+	memset(p, 0, sizeof(*p));
+	p->seq = rc->seq++;
+	return p;
+}
+
+static uint8_t kernel_layer(const struct recorder *rc)
+{
+	return rc->guest ? VPERF_CTF_GUEST_KERNEL : VPERF_CTF_HOST_KERNEL;
+}
+
+static uint8_t user_layer(const struct recorder *rc)
+{
+	return rc->guest ? VPERF_CTF_GUEST_USER : VPERF_CTF_HOST_USER;
+}
+
+static int take(struct recorder *rc, const struct ring *ring, const struct vperf_perfrec *r)
+{
+	struct pend *p;
+
+	switch (r->kind) {
+	case VPERF_PERFREC_SAMPLE: {
+		uint32_t n = 0;
+
+		p = pend_new(rc);
+		if (!p)
+			return -ENOMEM;
+		p->kind = P_SAMPLE;
+		p->layer = (r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER ?
+			   user_layer(rc) : kernel_layer(rc);
+		p->a = r->pid;
+		p->b = r->tid;
+		p->c = r->index;
+		p->ip = r->sample.ip;
+		p->period = r->sample.period;
+		if (r->sample.nr_chain) {
+			p->chain = malloc(r->sample.nr_chain * sizeof(uint64_t));
+			if (!p->chain) {
+				rc->nr_pend--;
+				return -ENOMEM;
+			}
+			for (uint32_t i = 0; i < r->sample.nr_chain; i++) {
+				uint64_t v;
+
+				memcpy(&v, &r->sample.chain[i], sizeof(v));
+				if (v >= (uint64_t)PERF_CONTEXT_MAX)
+					continue;	/* PERF_CONTEXT_KERNEL, _USER... */
+				p->chain[n++] = v;
+			}
+		}
+		p->nr_chain = n;
+		if (rc->o->callchain && r->sample.nr_chain >= MAX_STACK)
+			rc->chain_trunc++;
+		break;
+	}
+	case VPERF_PERFREC_COMM:
+		rc->comms++;
+		if (!r->comm.exec)
+			return 0;	/* a rename (prctl): not an exec */
+		p = pend_new(rc);
+		if (!p)
+			return -ENOMEM;
+		p->kind = P_EXEC;
+		p->layer = kernel_layer(rc);
+		p->a = r->comm.pid;
+		p->b = r->comm.tid;
+		memcpy(p->comm, r->comm.comm, sizeof(p->comm));
+		break;
+	case VPERF_PERFREC_FORK:
+	case VPERF_PERFREC_EXIT:
+		p = pend_new(rc);
+		if (!p)
+			return -ENOMEM;
+		p->kind = r->kind == VPERF_PERFREC_FORK ? P_FORK : P_EXIT;
+		p->layer = kernel_layer(rc);
+		p->a = r->task.ppid;
+		p->b = r->task.ptid;
+		p->c = r->task.pid;
+		p->d = r->task.tid;
+		break;
+	case VPERF_PERFREC_LOST:
+	case VPERF_PERFREC_LOST_SAMPLES:
+		if (r->kind == VPERF_PERFREC_LOST)
+			rc->lost_ring += r->lost.count;
+		else
+			rc->lost_samples += r->lost.count;
+		p = pend_new(rc);
+		if (!p)
+			return -ENOMEM;
+		p->kind = P_LOST;
+		p->layer = kernel_layer(rc);
+		p->period = r->lost.count;
+		break;
+	case VPERF_PERFREC_SWITCH:
+		p = pend_new(rc);
+		if (!p)
+			return -ENOMEM;
+		p->kind = P_SWITCH;
+		p->layer = kernel_layer(rc);
+		p->a = r->pid;
+		p->b = r->tid;
+		p->c = r->switch_.out;
+		p->d = r->switch_.out && r->switch_.preempt;
+		break;
+	case VPERF_PERFREC_THROTTLE:
+		rc->throttles++;
+		return 0;
+	default:
+		return 0;
+	}
+	p->ts = r->time;
+	/* Records without a time (none here: sample_id_all) would sort first. */
+	p->cpu = r->has_id ? r->cpu : (uint32_t)ring->cpu;
+	return 0;
+}
+
+/* Read what each ring holds now into the pending events. */
+static int drain(struct recorder *rc)
+{
+	for (size_t i = 0; i < rc->nr_rings; i++) {
+		struct ring *ring = &rc->rings[i];
+		struct perf_event_mmap_page *pg = ring->base;
+		const void *rec;
+		size_t len;
+		int ret;
+
+		if (!pg)
+			continue;
+		ring->r.head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+		ring->r.tail = pg->data_tail;
+		while ((ret = vperf_perf_ring__next(&ring->r, &rec, &len)) > 0) {
+			struct vperf_perfrec r;
+			char why[160];
+
+			if (vperf_perfdec__parse(&rc->dec, rec, len, &r, why, sizeof(why))) {
+				if (!rc->bad_records++)
+					snprintf(rc->bad_why, sizeof(rc->bad_why), "%s", why);
+				continue;
+			}
+			ret = take(rc, ring, &r);
+			if (ret)
+				return ret;
+		}
+		if (ret < 0) {
+			rc->bad_bytes += ring->r.head - ring->r.tail;
+			if (!rc->bad_records++)
+				snprintf(rc->bad_why, sizeof(rc->bad_why), "a record header that "
+					 "cannot be, in CPU %d's ring", ring->cpu);
+			ring->r.tail = ring->r.head;
+		}
+		__atomic_store_n(&pg->data_tail, ring->r.tail, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct pend *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Classes: the default table, its sample with one more field, the event (named by -e), and
+ * thread_switch: a recorded thread switched in or out (perf's context_switch records).
+ */
+enum { SAMPLE_FIELDS = 6, EV_THREAD_SWITCH = VPERF_CTF_NR_DEFAULT_CLASSES, NR_CLASSES };
+
+static const char *const switch_dirs[] = { "in", "out" };
+static const struct vperf_ctf_field_desc switch_fields[] = {
+	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "direction", .type = VPERF_CTF_TYPE_U8, .labels = switch_dirs, .nr_labels = 2 },
+	{ .name = "preempted", .type = VPERF_CTF_TYPE_U8 },
+};
+
+static int emit_one(struct recorder *rc, struct pend *p)
+{
+	struct vperf_ctf_stream *s;
+	struct vperf_ctf_value v[SAMPLE_FIELDS];
+	unsigned int cls;
+	size_t n;
+	int err = vperf_ctf__stream(rc->ctf, p->layer, p->cpu, &s);
+
+	if (err)
+		return err;
+	switch (p->kind) {
+	case P_SAMPLE:
+		cls = VPERF_CTF_EV_SAMPLE;
+		v[0] = VPERF_CTF_U64(p->ip);
+		v[1] = VPERF_CTF_U32(p->a);
+		v[2] = VPERF_CTF_U32(p->b);
+		v[3] = VPERF_CTF_SEQ(&p->period, 1);
+		v[4] = VPERF_CTF_SEQ(p->chain ? p->chain : &p->ip, p->chain ? p->nr_chain : 0);
+		v[5] = VPERF_CTF_U32(p->c);
+		n = 6;
+		rc->samples++;
+		rc->samples_by[p->c]++;
+		break;
+	case P_FORK:
+		cls = VPERF_CTF_EV_PROCESS_FORK;
+		v[0] = VPERF_CTF_U32(p->a);
+		v[1] = VPERF_CTF_U32(p->b);
+		v[2] = VPERF_CTF_U32(p->c);
+		v[3] = VPERF_CTF_U32(p->d);
+		n = 4;
+		rc->forks++;
+		break;
+	case P_EXEC:
+		cls = VPERF_CTF_EV_PROCESS_EXEC;
+		v[0] = VPERF_CTF_U32(p->a);
+		v[1] = VPERF_CTF_U32(p->b);
+		v[2] = VPERF_CTF_STR(p->comm);
+		n = 3;
+		rc->execs++;
+		break;
+	case P_EXIT:
+		cls = VPERF_CTF_EV_PROCESS_EXIT;
+		v[0] = VPERF_CTF_U32(p->c);
+		v[1] = VPERF_CTF_U32(p->d);
+		v[2] = VPERF_CTF_S64(EXIT_CODE_UNKNOWN);
+		n = 3;
+		rc->exits++;
+		break;
+	case P_SWITCH:
+		cls = EV_THREAD_SWITCH;
+		v[0] = VPERF_CTF_U32(p->a);
+		v[1] = VPERF_CTF_U32(p->b);
+		v[2] = VPERF_CTF_U8(p->c);
+		v[3] = VPERF_CTF_U8(p->d);
+		n = 4;
+		rc->switches++;
+		break;
+	case P_LOST:
+		return vperf_ctf__lost(s, p->ts, p->period);
+	default:
+		return -EINVAL;
+	}
+	err = vperf_ctf__emit(s, cls, p->ts, v, n);
+	if (!err)
+		rc->events++;
+	return err;
+}
+
+/* Write the pending events up to watermark, in time order. */
+static int emit(struct recorder *rc, uint64_t watermark)
+{
+	size_t i;
+	int err = 0;
+
+	qsort(rc->pend, rc->nr_pend, sizeof(*rc->pend), by_time);
+	for (i = 0; i < rc->nr_pend && rc->pend[i].ts <= watermark; i++) {
+		struct pend *p = &rc->pend[i];
+
+		if (p->ts < rc->last_ts) {
+			/* Came after younger ones were written: kept, at the earliest time left. */
+			rc->late++;
+			p->ts = rc->last_ts;
+		}
+		if (!rc->first_ts)
+			rc->first_ts = p->ts;
+		rc->last_ts = p->ts;
+		err = emit_one(rc, p);
+		free(p->chain);
+		p->chain = NULL;
+		if (err) {
+			i++;
+			break;
+		}
+	}
+	memmove(rc->pend, rc->pend + i, (rc->nr_pend - i) * sizeof(*rc->pend));
+	rc->nr_pend -= i;
+	return err;
+}
+
+static void progress(struct recorder *rc, const char *dir, uint64_t t0)
+{
+	fprintf(stderr, "[ vperf record: %.1f s, %" PRIu64 " events, %.1f MB, lost %" PRIu64 " ]\n",
+		(double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e9, rc->events,
+		(double)recdir_bytes(dir) / 1e6, rc->lost_ring + rc->lost_samples);
+}
+
+/* Alive: neither gone nor a zombie its parent has not reaped yet. */
+static bool process_alive(pid_t pid)
+{
+	char path[64], buf[256], *rp;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT && errno != ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	rp = strrchr(buf, ')');		/* the comm may hold anything, even ") Z" */
+	return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
+}
+
+static int exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+struct envbuf {
+	struct vperf_ctf_env e[32];
+	char v[32][512];
+	size_t n;
+};
+
+static void env_add(struct envbuf *b, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void env_add(struct envbuf *b, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (b->n == sizeof(b->e) / sizeof(b->e[0]))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->v[b->n], sizeof(b->v[b->n]), fmt, ap);
+	va_end(ap);
+	/* metadata text: printable ASCII without quotes or backslashes */
+	for (char *c = b->v[b->n]; *c; c++)
+		if (*c < 0x20 || *c > 0x7e || *c == '"' || *c == '\\')
+			*c = '?';
+	b->e[b->n].key = key;
+	b->e[b->n].value = b->v[b->n];
+	b->n++;
+}
+
+static void command_line(char *buf, size_t len, char **argv)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int i = 0; argv[i] && off + 1 < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
+}
+
+static int write_summary(struct recorder *rc, int status, bool have_status)
+{
+	struct envbuf b = { .n = 0 };
+	char by[512] = "";
+	size_t off = 0;
+	int err = 0;
+
+	for (int e = 0; e < rc->o->nr_events && off < sizeof(by); e++)
+		off += (size_t)snprintf(by + off, sizeof(by) - off, "%s%s=%" PRIu64, e ? "," : "",
+					rc->o->events[e], rc->samples_by[e]);
+	env_add(&b, "summary_duration_ns", "%" PRIu64, rc->last_ts - rc->first_ts);
+	env_add(&b, "summary_events", "%" PRIu64, rc->events);
+	env_add(&b, "summary_samples", "%" PRIu64, rc->samples);
+	env_add(&b, "summary_samples_by_event", "%s", by);
+	env_add(&b, "summary_forks", "%" PRIu64, rc->forks);
+	env_add(&b, "summary_execs", "%" PRIu64, rc->execs);
+	env_add(&b, "summary_exits", "%" PRIu64, rc->exits);
+	env_add(&b, "summary_switches", "%" PRIu64, rc->switches);
+	env_add(&b, "summary_lost_ring", "%" PRIu64, rc->lost_ring);
+	env_add(&b, "summary_lost_samples", "%" PRIu64, rc->lost_samples);
+	env_add(&b, "summary_throttles", "%" PRIu64, rc->throttles);
+	env_add(&b, "summary_late", "%" PRIu64, rc->late);
+	env_add(&b, "summary_bad_records", "%" PRIu64, rc->bad_records);
+	env_add(&b, "summary_bad_bytes", "%" PRIu64, rc->bad_bytes);
+	env_add(&b, "summary_callchains_truncated", "%" PRIu64, rc->chain_trunc);
+	if (have_status)
+		env_add(&b, "workload_status", "%d", status);
+	for (size_t i = 0; i < b.n && !err; i++)
+		err = vperf_ctf__add_env(rc->ctf, b.e[i].key, b.e[i].value);
+	return err;
+}
+
+static int make_writer(struct recorder *rc, const char *dir, struct vperf_ctf_class_desc *classes,
+		       struct vperf_ctf_field_desc *sample_fields)
+{
+	const struct vperf_ctf_class_desc *def = &vperf_ctf_default_classes[VPERF_CTF_EV_SAMPLE];
+	struct envbuf b = { .n = 0 };
+	char line[1024], evs[1024] = "";
+	size_t off = 0;
+	uint64_t mono = now_ns(CLOCK_MONOTONIC), real = now_ns(CLOCK_REALTIME);
+	int64_t offs = (int64_t)(real - mono);
+	char why[512];
+
+	memcpy(classes, vperf_ctf_default_classes, sizeof(vperf_ctf_default_classes));
+	memcpy(sample_fields, def->fields, def->nr_fields * sizeof(*sample_fields));
+	sample_fields[def->nr_fields] = (struct vperf_ctf_field_desc){
+		.name = "sample_event", .type = VPERF_CTF_TYPE_U32, .labels = rc->o->events,
+		.nr_labels = (size_t)rc->o->nr_events,
+	};
+	classes[VPERF_CTF_EV_SAMPLE].fields = sample_fields;
+	classes[VPERF_CTF_EV_SAMPLE].nr_fields = def->nr_fields + 1;
+	classes[EV_THREAD_SWITCH] = (struct vperf_ctf_class_desc){
+		.name = "thread_switch", .fields = switch_fields,
+		.nr_fields = sizeof(switch_fields) / sizeof(switch_fields[0]),
+	};
+
+	for (int e = 0; e < rc->o->nr_events && off < sizeof(evs); e++)
+		off += (size_t)snprintf(evs + off, sizeof(evs) - off, "%s%s", e ? "," : "",
+					rc->o->events[e]);
+	env_add(&b, "recorder", "vperf record");
+	env_add(&b, "machine", "%s", rc->guest ? "guest" : "host");
+	if (rc->o->argv) {
+		command_line(line, sizeof(line), rc->o->argv);
+		env_add(&b, "target", "command: %s", line);
+	} else {
+		env_add(&b, "target", "pid %d", (int)rc->o->pid);
+	}
+	env_add(&b, "events", "%s", evs);
+	if (rc->o->period)
+		env_add(&b, "sample_period", "%" PRIu64, rc->o->period);
+	else
+		env_add(&b, "sample_freq", "%" PRIu64, rc->o->freq);
+	env_add(&b, "callchains", "%d", rc->o->callchain ? 1 : 0);
+	env_add(&b, "kernel_samples", "%s", rc->user_only ? "no: not allowed here or excluded "
+		"by the event's modifier" : "yes");
+	env_add(&b, "nr_cpus", "%zu", rc->nr_cpus);
+	env_add(&b, "ring_pages", "%u", rc->o->pages);
+	env_add(&b, "sched_events", "thread_switch: each recorded thread's switches in and out "
+		"(perf context_switch records); no sched_switch or sched_wakeup (the system-wide "
+		"sched tracepoints: vperf vm record records them, host and guest)");
+	{
+		struct vperf_ctf_config cfg = {
+			.size = sizeof(cfg),
+			.clock_name = "monotonic",
+			.clock_description = "CLOCK_MONOTONIC of the recording machine, in ns",
+			.clock_offset_s = offs / 1000000000,
+			.clock_offset = offs % 1000000000,
+			.layers = (1u << kernel_layer(rc)) | (1u << user_layer(rc)),
+			.clock_note = "perf_event time stamps taken on CLOCK_MONOTONIC (use_clockid); "
+				      "the clock offset is CLOCK_REALTIME - CLOCK_MONOTONIC at the start",
+			.env = b.e,
+			.nr_env = b.n,
+			.classes = classes,
+			.nr_classes = NR_CLASSES,
+		};
+		int err = vperf_ctf__new(dir, &cfg, &rc->ctf, why, sizeof(why));
+
+		if (err) {
+			rmdir(dir);
+			return cli_error("record", "cannot create the recording %s: %s", dir, why);
+		}
+	}
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o;
+	struct recorder rc;
+	struct vperf_ctf_class_desc classes[NR_CLASSES];
+	struct vperf_ctf_field_desc sample_fields[8];
+	struct cli_sigstate ss;
+	struct workload w = { 0 };
+	struct pollfd *pfd = NULL;
+	char dirbuf[PATH_MAX];
+	const char *dir;
+	pid_t *tids = NULL;
+	size_t nr_tids = 0;
+	uint64_t t0, last_flush, last_progress;
+	int ret = parse_opts(&o, argc, argv), status = 0, err;
+	bool have_status = false, done = false, started = false;
+
+	if (ret >= 0)
+		return ret;
+	memset(&rc, 0, sizeof(rc));
+	rc.o = &o;
+	rc.page = (size_t)sysconf(_SC_PAGESIZE);
+	rc.guest = !access("/dev/vperf", F_OK);
+	snprintf(dirbuf, sizeof(dirbuf), "%s", o.output ? o.output : RECDIR_DEFAULT);
+	for (size_t len = strlen(dirbuf); len > 1 && dirbuf[len - 1] == '/'; len--)
+		dirbuf[len - 1] = '\0';
+	dir = dirbuf;
+	ret = recdir_check(&record_usage, dir, 64);
+	if (ret)
+		return ret;
+	ret = online_cpus(&rc);
+	if (ret)
+		goto out_free;
+	if (fflush(stdout) == EOF) {
+		ret = cli_error("record", "cannot write to stdout: %s", strerror(errno));
+		goto out_free;
+	}
+
+	cli_signals_setup(&ss, handled_signals, 4);
+	if (o.argv) {
+		err = workload__prepare(&w, o.argv, &ss.orig_mask);
+		if (err) {
+			ret = cli_error("record", "cannot start '%s': fork: %s", o.argv[0],
+					strerror(-err));
+			goto out_signals;
+		}
+		tids = malloc(sizeof(*tids));
+		if (!tids) {
+			workload__cancel(&w);
+			ret = cli_error("record", "out of memory");
+			goto out_signals;
+		}
+		tids[0] = w.pid;
+		nr_tids = 1;
+	} else {
+		err = task_list(o.pid, &tids, &nr_tids);
+		if (err) {
+			ret = cli_error("record", "-p %d: %s", (int)o.pid, err == -ENOENT ||
+					err == -ESRCH ? "no such process" : strerror(-err));
+			goto out_signals;
+		}
+	}
+	ret = open_events(&rc, tids, nr_tids);
+	if (ret) {
+		if (o.argv)
+			workload__cancel(&w);
+		goto out_signals;
+	}
+	ret = recdir_prepare("record", dir);
+	if (!ret)
+		ret = make_writer(&rc, dir, classes, sample_fields);
+	if (ret) {
+		if (o.argv)
+			workload__cancel(&w);
+		goto out_close;
+	}
+	pfd = calloc(rc.nr_rings, sizeof(*pfd));
+	if (!pfd) {
+		if (o.argv)
+			workload__cancel(&w);
+		ret = cli_error("record", "out of memory");
+		goto out_close;
+	}
+	for (size_t i = 0; i < rc.nr_rings; i++) {
+		pfd[i].fd = rc.rings[i].fd;
+		pfd[i].events = POLLIN;
+	}
+
+	t0 = last_flush = last_progress = now_ns(CLOCK_MONOTONIC);
+	if (o.argv) {
+		cli_fwd_pid = w.pid;
+		err = workload__start(&w);
+		if (err) {
+			cli_fwd_pid = 0;
+			ret = cli_error("record", "cannot run '%s': %s", o.argv[0], strerror(-err));
+			ret = err == -ENOENT || err == -ENOTDIR ? 127 : 126;
+			goto out_writer;
+		}
+	} else {
+		enable_all(&rc, true);
+	}
+	started = true;
+
+	while (!done) {
+		struct timespec tmo = { 0, RECORD_PERIOD_MS * 1000000L };
+		uint64_t now;
+
+		ppoll(pfd, rc.nr_rings, &tmo, &ss.orig_mask);
+		if (o.argv) {
+			int wst;
+			pid_t r = waitpid(w.pid, &wst, WNOHANG);
+
+			if (r == w.pid) {
+				status = exit_status(wst);
+				have_status = true;
+				done = true;
+			}
+		} else if (cli_got_signal || !process_alive(o.pid)) {
+			done = true;
+		}
+		now = now_ns(CLOCK_MONOTONIC);
+		err = drain(&rc);
+		if (!err && !done)
+			err = emit(&rc, now > HOLD_NS ? now - HOLD_NS : 0);
+		if (!err && !done && now - last_flush >= FLUSH_MS * 1000000ull) {
+			err = vperf_ctf__flush(rc.ctf);
+			last_flush = now;
+		}
+		if (err) {
+			ret = cli_error("record", "writing %s: %s", dir, err == -ENOMEM ?
+					"out of memory" : vperf_ctf__strerror(rc.ctf));
+			goto out_stop;
+		}
+		if (!o.quiet && now - last_progress >= PROGRESS_S * 1000000000ull) {
+			progress(&rc, dir, t0);
+			last_progress = now;
+		}
+	}
+
+	enable_all(&rc, false);
+	err = drain(&rc);
+	if (!err)
+		err = emit(&rc, UINT64_MAX);
+	if (!err)
+		err = write_summary(&rc, status, have_status);
+	if (!err)
+		err = vperf_ctf__flush(rc.ctf);
+	if (err) {
+		ret = cli_error("record", "writing %s: %s", dir, err == -ENOMEM ? "out of memory" :
+				vperf_ctf__strerror(rc.ctf));
+		goto out_writer;
+	}
+	ret = have_status ? status : cli_got_signal && o.argv ? 128 + cli_got_signal : 0;
+	if (!o.quiet) {
+		if (have_status)
+			fprintf(stderr, "[ vperf record: the command exited with status %d ]\n",
+				status);
+		fprintf(stderr, "[ vperf record: %" PRIu64 " samples, %" PRIu64 " thread switches, %"
+			PRIu64 " forks, %" PRIu64 " execs, %" PRIu64 " exits over %.3f s on %zu CPUs ]\n",
+			rc.samples, rc.switches, rc.forks, rc.execs, rc.exits,
+			(double)(rc.last_ts - rc.first_ts) / 1e9, rc.nr_cpus);
+		fprintf(stderr, "[ vperf record: lost %" PRIu64 " (ring full %" PRIu64
+			", samples the kernel dropped %" PRIu64 "); throttled %" PRIu64 " times ]\n",
+			rc.lost_ring + rc.lost_samples, rc.lost_ring, rc.lost_samples, rc.throttles);
+		if (rc.bad_records)
+			fprintf(stderr, "[ vperf record: %" PRIu64 " records could not be decoded "
+				"(first: %s) ]\n", rc.bad_records, rc.bad_why);
+		if (rc.late)
+			fprintf(stderr, "[ vperf record: %" PRIu64 " events came after younger ones "
+				"were written: kept at the time of the last one ]\n", rc.late);
+		fprintf(stderr, "[ vperf record: Captured and wrote %.3f MB %s ]\n",
+			(double)recdir_bytes(dir) / 1e6, dir);
+	}
+	goto out_writer;
+
+out_stop:
+	enable_all(&rc, false);
+	if (o.argv && started && !have_status) {
+		fprintf(stderr, "[ vperf record: recording stopped; waiting for the command to end ]\n");
+		while (waitpid(w.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+out_writer:
+	vperf_ctf__delete(rc.ctf);
+out_close:
+	close_all(&rc);
+out_signals:
+	cli_signals_restore(&ss);
+out_free:
+	for (size_t i = 0; i < rc.nr_pend; i++)
+		free(rc.pend[i].chain);
+	free(rc.pend);
+	free(pfd);
+	free(tids);
+	free(rc.cpus);
+	return ret;
+}
+#endif /* VPERF_HAVE_RECORD */

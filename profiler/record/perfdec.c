@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+/* perf_event ring records, read and decoded without trusting them (perfdec.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/perf_event.h>
+
+#include "perfdec.h"
+
+#define KNOWN_SAMPLE_BITS                                                                      \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |          \
+	 PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |         \
+	 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
+
+/* The sample_id_all trailer's bits, in the order they appear. */
+#define ID_BITS                                                                                \
+	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |           \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+int vperf_perf_ring__next(struct vperf_perf_ring *ring, const void **rec, size_t *len)
+{
+	struct perf_event_header h;
+	uint64_t avail = ring->head - ring->tail, off = ring->tail & (ring->size - 1);
+
+	if (!avail)
+		return 0;
+	if (avail < sizeof(h) || avail > ring->size)
+		return -EINVAL;
+	/* The header itself may wrap (the data area's size is a multiple of 8, records too). */
+	if (off + sizeof(h) <= ring->size) {
+		memcpy(&h, ring->data + off, sizeof(h));
+	} else {
+		size_t first = ring->size - off;
+
+		memcpy(&h, ring->data + off, first);
+		memcpy((uint8_t *)&h + first, ring->data, sizeof(h) - first);
+	}
+	if (h.size < sizeof(h) || h.size > avail || h.size > ring->bounce_len || (h.size & 7))
+		return -EINVAL;
+	if (off + h.size <= ring->size) {
+		*rec = ring->data + off;
+	} else {
+		size_t first = ring->size - off;
+
+		memcpy(ring->bounce, ring->data + off, first);
+		memcpy(ring->bounce + first, ring->data, h.size - first);
+		*rec = ring->bounce;
+	}
+	*len = h.size;
+	ring->tail += h.size;
+	return 1;
+}
+
+int vperf_perfdec__add(struct vperf_perfdec *d, uint64_t id, uint64_t sample_type,
+		       unsigned int index)
+{
+	size_t lo = 0, hi = d->nr;
+
+	if (!(sample_type & PERF_SAMPLE_IDENTIFIER) || (sample_type & ~(uint64_t)KNOWN_SAMPLE_BITS))
+		return -EINVAL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->ev[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < d->nr && d->ev[lo].id == id)
+		return -EEXIST;
+	if (d->nr == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 16;
+		struct vperf_perfdec_ev *ev = realloc(d->ev, cap * sizeof(*ev));
+
+		if (!ev)
+			return -ENOMEM;
+		d->ev = ev;
+		d->cap = cap;
+	}
+	memmove(&d->ev[lo + 1], &d->ev[lo], (d->nr - lo) * sizeof(*d->ev));
+	d->ev[lo].id = id;
+	d->ev[lo].sample_type = sample_type;
+	d->ev[lo].index = index;
+	d->nr++;
+	return 0;
+}
+
+void vperf_perfdec__exit(struct vperf_perfdec *d)
+{
+	free(d->ev);
+	memset(d, 0, sizeof(*d));
+}
+
+static int bad(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *why, size_t why_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (why && why_len)
+		vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* A cursor over a record's bytes: every read is checked against the end. */
+struct cur {
+	const uint8_t *p, *end;
+	bool short_;
+};
+
+static uint64_t u64(struct cur *c)
+{
+	uint64_t v = 0;
+
+	if (c->end - c->p < 8) {
+		c->short_ = true;
+		c->p = c->end;
+		return 0;
+	}
+	memcpy(&v, c->p, 8);
+	c->p += 8;
+	return v;
+}
+
+static void u32x2(struct cur *c, uint32_t *a, uint32_t *b)
+{
+	uint64_t v = u64(c);
+
+	*a = (uint32_t)v;
+	*b = (uint32_t)(v >> 32);
+}
+
+static int find(const struct vperf_perfdec *d, uint64_t id)
+{
+	size_t lo = 0, hi = d->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->ev[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < d->nr && d->ev[lo].id == id ? (int)lo : -1;
+}
+
+/* The sample_id trailer of a non-sample record: its size for sample_type. */
+static size_t id_size(uint64_t sample_type)
+{
+	return 8 * (size_t)__builtin_popcountll(sample_type & ID_BITS);
+}
+
+static void read_ids(struct cur *c, uint64_t st, struct vperf_perfrec *out)
+{
+	uint32_t res;
+
+	if (st & PERF_SAMPLE_TID)
+		u32x2(c, &out->pid, &out->tid);
+	if (st & PERF_SAMPLE_TIME)
+		out->time = u64(c);
+	if (st & PERF_SAMPLE_ID)
+		u64(c);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		u64(c);
+	if (st & PERF_SAMPLE_CPU)
+		u32x2(c, &out->cpu, &res);
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		u64(c);
+}
+
+static int parse_sample(const struct vperf_perfdec *d, struct cur *c, struct vperf_perfrec *out,
+			char *why, size_t why_len)
+{
+	uint64_t id = u64(c), st;
+	int e = find(d, id);
+
+	if (c->short_)
+		return bad(why, why_len, "a sample record without its event id");
+	if (e < 0)
+		return bad(why, why_len, "a sample of an unknown event (id %llu)",
+			   (unsigned long long)id);
+	st = d->ev[e].sample_type;
+	out->index = d->ev[e].index;
+	out->has_id = true;
+	if (st & PERF_SAMPLE_IP)
+		out->sample.ip = u64(c);
+	/* then TID, TIME, ID, STREAM_ID, CPU: the sample id's order (ADDR is not taken) */
+	read_ids(c, st & ~(uint64_t)PERF_SAMPLE_IDENTIFIER, out);
+	if (st & PERF_SAMPLE_PERIOD)
+		out->sample.period = u64(c);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr = u64(c);
+
+		if (c->short_ || nr > (uint64_t)(c->end - c->p) / 8)
+			return bad(why, why_len, "a sample whose callchain (%llu entries) runs past "
+				   "its end", (unsigned long long)nr);
+		out->sample.nr_chain = (uint32_t)nr;
+		out->sample.chain = (const uint64_t *)(const void *)c->p;
+		c->p += nr * 8;
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		uint32_t size;
+
+		if (c->end - c->p < 4)
+			return bad(why, why_len, "a sample without its raw data's size");
+		memcpy(&size, c->p, 4);
+		c->p += 4;
+		if (size > (uint64_t)(c->end - c->p))
+			return bad(why, why_len, "a sample whose raw data (%u bytes) runs past its end",
+				   size);
+		out->sample.raw_size = size;
+		out->sample.raw = c->p;
+		c->p += size;
+	}
+	if (c->short_)
+		return bad(why, why_len, "a sample record shorter than its layout");
+	if (c->p != c->end)
+		return bad(why, why_len, "a sample record with %zu bytes more than its layout",
+			   (size_t)(c->end - c->p));
+	return 0;
+}
+
+int vperf_perfdec__parse(const struct vperf_perfdec *d, const void *rec, size_t len,
+			 struct vperf_perfrec *out, char *why, size_t why_len)
+{
+	struct perf_event_header h;
+	struct cur c;
+	uint64_t id, st;
+	size_t body;
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	if (len < sizeof(h))
+		return bad(why, why_len, "a record of %zu bytes", len);
+	memcpy(&h, rec, sizeof(h));
+	if (h.size != len)
+		return bad(why, why_len, "a record whose header says %u bytes, of %zu", h.size, len);
+	out->type = h.type;
+	out->misc = h.misc;
+	c.p = (const uint8_t *)rec + sizeof(h);
+	c.end = (const uint8_t *)rec + len;
+	c.short_ = false;
+	if (h.type == PERF_RECORD_SAMPLE) {
+		out->kind = VPERF_PERFREC_SAMPLE;
+		return parse_sample(d, &c, out, why, why_len);
+	}
+
+	switch (h.type) {
+	case PERF_RECORD_COMM: out->kind = VPERF_PERFREC_COMM; break;
+	case PERF_RECORD_FORK: out->kind = VPERF_PERFREC_FORK; break;
+	case PERF_RECORD_EXIT: out->kind = VPERF_PERFREC_EXIT; break;
+	case PERF_RECORD_LOST: out->kind = VPERF_PERFREC_LOST; break;
+	case PERF_RECORD_LOST_SAMPLES: out->kind = VPERF_PERFREC_LOST_SAMPLES; break;
+	case PERF_RECORD_THROTTLE: out->kind = VPERF_PERFREC_THROTTLE; break;
+	case PERF_RECORD_UNTHROTTLE: out->kind = VPERF_PERFREC_UNTHROTTLE; break;
+	case PERF_RECORD_SWITCH: out->kind = VPERF_PERFREC_SWITCH; break;
+	default: out->kind = VPERF_PERFREC_OTHER; return 0;
+	}
+
+	/* sample_id_all: the trailer ends with the event's id; it says how long the trailer is. */
+	if (len - sizeof(h) < 8)
+		return bad(why, why_len, "a record (type %u) without its event id", h.type);
+	memcpy(&id, (const uint8_t *)rec + len - 8, 8);
+	e = find(d, id);
+	if (e < 0)
+		return bad(why, why_len, "a record (type %u) of an unknown event (id %llu)", h.type,
+			   (unsigned long long)id);
+	st = d->ev[e].sample_type;
+	if (id_size(st) > len - sizeof(h))
+		return bad(why, why_len, "a record (type %u) shorter than its sample id", h.type);
+	body = len - sizeof(h) - id_size(st);
+	out->index = d->ev[e].index;
+	out->has_id = true;
+	c.end = c.p + body;
+
+	switch (out->kind) {
+	case VPERF_PERFREC_COMM: {
+		size_t n;
+
+		u32x2(&c, &out->comm.pid, &out->comm.tid);
+		if (c.short_ || c.p == c.end)
+			return bad(why, why_len, "a COMM record without its name");
+		n = strnlen((const char *)c.p, (size_t)(c.end - c.p));
+		if (n == (size_t)(c.end - c.p))
+			return bad(why, why_len, "a COMM record whose name is not terminated");
+		if (n > VPERF_PERFDEC_COMM_LEN)
+			n = VPERF_PERFDEC_COMM_LEN;
+		memcpy(out->comm.comm, c.p, n);
+		out->comm.comm[n] = 0;
+		out->comm.exec = h.misc & PERF_RECORD_MISC_COMM_EXEC;
+		c.p = c.end;
+		break;
+	}
+	case VPERF_PERFREC_FORK:
+	case VPERF_PERFREC_EXIT:
+		u32x2(&c, &out->task.pid, &out->task.ppid);
+		u32x2(&c, &out->task.tid, &out->task.ptid);
+		out->task.time = u64(&c);
+		break;
+	case VPERF_PERFREC_LOST:
+		u64(&c);
+		out->lost.count = u64(&c);
+		break;
+	case VPERF_PERFREC_LOST_SAMPLES:
+		out->lost.count = u64(&c);
+		break;
+	case VPERF_PERFREC_THROTTLE:
+	case VPERF_PERFREC_UNTHROTTLE:
+		u64(&c);
+		u64(&c);
+		u64(&c);
+		break;
+	case VPERF_PERFREC_SWITCH:	/* nothing but the sample id */
+		out->switch_.out = h.misc & PERF_RECORD_MISC_SWITCH_OUT;
+		out->switch_.preempt = h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
+		break;
+	default:
+		break;
+	}
+	if (c.short_ || c.p != c.end)
+		return bad(why, why_len, "a record (type %u) of %zu bytes where its layout says "
+			   "otherwise", h.type, len);
+	c.end = (const uint8_t *)rec + len;
+	read_ids(&c, st, out);
+	return 0;
+}
