@@ -56,7 +56,7 @@
 
 enum {
 	OPT_EVENT = 'e', OPT_FREQ = 'F', OPT_COUNT = 'c', OPT_CALLGRAPH = 'g', OPT_OUTPUT = 'o',
-	OPT_PID = 'p', OPT_MMAP = 'm', OPT_QUIET = 'q', OPT_HELP = 'h',
+	OPT_PID = 'p', OPT_MMAP = 'm', OPT_QUIET = 'q', OPT_HELP = 'h', OPT_INTO_HOST = 256,
 };
 
 static const char *const record_synopsis[] = {
@@ -82,6 +82,9 @@ static const struct cli_option record_opts[] = {
 	{ 'm', "mmap-pages", "n", "ring buffer data pages per CPU, a power of 2 (default 128)",
 	  OPT_MMAP },
 	{ 'q', "quiet", NULL, "no progress and summary lines on stderr", OPT_QUIET },
+	{ 0, "into-host", NULL, "in a vperf guest: no file; one event's samples go into the "
+	  "guest's trace rings, which `vperf vm record` records on the host (it runs this for "
+	  "its -e/-F/-c/-g)", OPT_INTO_HOST },
 	{ 'h', "help", NULL, "show this help", OPT_HELP },
 };
 
@@ -104,7 +107,7 @@ struct record_opts {
 	int nr_events;
 	bool default_event;
 	uint64_t freq, period;
-	bool callchain, quiet;
+	bool callchain, quiet, into_host;
 	const char *output;
 	pid_t pid;
 	unsigned int pages;
@@ -192,6 +195,9 @@ static int parse_opts(struct record_opts *o, int argc, char **argv)
 		case OPT_QUIET:
 			o->quiet = true;
 			break;
+		case OPT_INTO_HOST:
+			o->into_host = true;
+			break;
 		}
 	}
 	if (o->freq && o->period) {
@@ -211,6 +217,16 @@ static int parse_opts(struct record_opts *o, int argc, char **argv)
 				      "the other");
 		goto out;
 	}
+	if (o->into_host && o->nr_events > 1) {
+		ret = cli_usage_error(&record_usage, "--into-host samples on one event, not %d",
+				      o->nr_events);
+		goto out;
+	}
+	if (o->into_host && (o->output || o->pages != DEFAULT_PAGES)) {
+		ret = cli_usage_error(&record_usage, "--into-host writes no file: -o and -m do not "
+				      "apply");
+		goto out;
+	}
 	if (!o->freq && !o->period)
 		o->freq = DEFAULT_FREQ;
 	if (!o->nr_events) {
@@ -222,6 +238,110 @@ out:
 	return ret;
 }
 
+/* Ctrl-C and friends reach the command; the recording ends when it has. */
+static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+
+/* Alive: neither gone nor a zombie its parent has not reaped yet. */
+static bool process_alive(pid_t pid)
+{
+	char path[64], buf[256], *rp;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT && errno != ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	rp = strrchr(buf, ')');		/* the comm may hold anything, even ") Z" */
+	return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
+}
+
+/*
+ * --into-host: the guest module's trace sampler samples the command (or -p's process) into the
+ * trace rings; this process only starts it, waits and passes signals on.  cycles falls back to
+ * cpu-clock where the guest has no PMU, as for a recording of our own.
+ */
+static int record_into_host(struct record_opts *o)
+{
+	struct cli_sigstate ss;
+	struct workload w = { 0 };
+	unsigned int flags = (o->period ? 0 : VPERF_TRACE_SAMPLE_FREQ) |
+			     (o->callchain ? VPERF_TRACE_SAMPLE_CALLCHAIN : 0);
+	char why[512];
+	int fd, err, ret = 0, status = 0;
+	bool have_status = false;
+
+	cli_signals_setup(&ss, handled_signals, 4);
+	if (o->argv) {
+		err = workload__prepare(&w, o->argv, &ss.orig_mask);
+		if (err) {
+			ret = cli_error("record", "cannot start '%s': fork: %s", o->argv[0],
+					strerror(-err));
+			goto out;
+		}
+	}
+	for (;;) {
+		fd = vperf_trace_sample_task(o->argv ? w.pid : o->pid, o->events[0],
+					     o->period ? o->period : o->freq, flags, why, sizeof(why));
+		if (fd == -ENOENT && o->default_event) {
+			o->events[0] = "cpu-clock";
+			o->default_event = false;
+			if (!o->quiet)
+				fprintf(stderr, "[ vperf record: cycles cannot be sampled in this guest "
+					"(no PMU): sampling cpu-clock ]\n");
+			continue;
+		}
+		break;
+	}
+	if (fd < 0) {
+		if (o->argv)
+			workload__cancel(&w);
+		ret = cli_error("record", "--into-host: %s", why);
+		goto out;
+	}
+	if (!o->quiet)
+		fprintf(stderr, "[ vperf record: sampling %s %s %" PRIu64 "%s into the trace rings ]\n",
+			o->events[0], o->period ? "every" : "at about", o->period ? o->period : o->freq,
+			o->period ? " events" : " Hz");
+	if (o->argv) {
+		cli_fwd_pid = w.pid;
+		err = workload__start(&w);
+		if (err) {
+			close(fd);
+			ret = cli_error("record", "cannot run '%s': %s", o->argv[0], strerror(-err));
+			ret = err == -ENOENT || err == -ENOTDIR ? 127 : 126;
+			goto out;
+		}
+	}
+	while (!have_status) {
+		struct timespec tmo = { 0, RECORD_PERIOD_MS * 1000000L };
+
+		ppoll(NULL, 0, &tmo, &ss.orig_mask);
+		if (o->argv) {
+			int wst;
+
+			if (waitpid(w.pid, &wst, WNOHANG) == w.pid) {
+				status = workload__exit_status(wst);
+				have_status = true;
+			}
+		} else if (cli_got_signal || !process_alive(o->pid)) {
+			break;
+		}
+	}
+	close(fd);	/* the module stops sampling and frees the sampler */
+	ret = have_status ? status : 0;
+	if (have_status && !o->quiet)
+		fprintf(stderr, "[ vperf record: the command exited with status %d ]\n", status);
+out:
+	cli_signals_restore(&ss);
+	return ret;
+}
+
 #ifndef VPERF_HAVE_RECORD
 int cmd_record(int argc, char **argv)
 {
@@ -230,6 +350,8 @@ int cmd_record(int argc, char **argv)
 
 	if (ret >= 0)
 		return ret;
+	if (o.into_host)
+		return record_into_host(&o);
 	return cli_error("record", "this vperf was built without the CTF writer (libbabeltrace-ctf "
 			 "was missing: Debian package libbabeltrace-ctf-dev, scripts/install-deps.sh), "
 			 "so it cannot write a recording; install it and rebuild");
@@ -237,9 +359,6 @@ int cmd_record(int argc, char **argv)
 #else
 
 /* ---- the recorder ---------------------------------------------------- */
-
-/* Ctrl-C and friends reach the command; the recording ends when it has. */
-static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
 
 
 struct ring {
@@ -277,6 +396,7 @@ struct recorder {
 	struct vperf_perfdec dec;
 	bool guest;			/* in a vperf guest: guest_* layers */
 	bool user_only;			/* the kernel refused kernel samples */
+	unsigned int pages_note;	/* said that the rings shrank */
 	struct vperf_ctf *ctf;
 	struct pend *pend;
 	size_t nr_pend, cap_pend;
@@ -460,6 +580,8 @@ static int open_all(struct recorder *rc, const pid_t *tids, size_t nr_tids, int 
 				uint64_t id;
 				int fd = perf_open(&rc->attr[e], tids[t], r->cpu);
 
+				if (fd == -ESRCH && nr_tids > 1)
+					continue;	/* -p: a thread that ended since the listing */
 				if (fd < 0) {
 					*failed_event = e;
 					*failed_tid = tids[t];
@@ -557,6 +679,14 @@ static int open_events(struct recorder *rc, const pid_t *tids, size_t nr_tids)
 			vperf_event__open_strerror(err, rc->o->events[fe], &rc->attr[fe], ft, why,
 						   sizeof(why));
 			return cli_error("record", "%s", why);
+		}
+		if (err == -EPERM && rc->o->pages > 1) {
+			/* over kernel.perf_event_mlock_kb (users without CAP_IPC_LOCK): smaller rings */
+			rc->o->pages /= 2;
+			if (!rc->o->quiet && !rc->pages_note++)
+				fprintf(stderr, "[ vperf record: the rings do not fit in "
+					"kernel.perf_event_mlock_kb: trying fewer pages per CPU ]\n");
+			continue;
 		}
 		return cli_error("record", "setting up the ring buffers: %s%s", strerror(-err),
 				 err == -EPERM || err == -ENOMEM ?
@@ -870,35 +1000,6 @@ static void progress(struct recorder *rc, const char *dir, uint64_t t0)
 		(double)recdir_bytes(dir) / 1e6, rc->lost_ring + rc->lost_samples);
 }
 
-/* Alive: neither gone nor a zombie its parent has not reaped yet. */
-static bool process_alive(pid_t pid)
-{
-	char path[64], buf[256], *rp;
-	int fd;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno != ENOENT && errno != ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	rp = strrchr(buf, ')');		/* the comm may hold anything, even ") Z" */
-	return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
-}
-
-static int exit_status(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
-}
-
 struct envbuf {
 	struct vperf_ctf_env e[32];
 	char v[32][512];
@@ -1058,6 +1159,8 @@ int cmd_record(int argc, char **argv)
 
 	if (ret >= 0)
 		return ret;
+	if (o.into_host)
+		return record_into_host(&o);
 	memset(&rc, 0, sizeof(rc));
 	rc.o = &o;
 	rc.page = (size_t)sysconf(_SC_PAGESIZE);
@@ -1152,7 +1255,7 @@ int cmd_record(int argc, char **argv)
 			pid_t r = waitpid(w.pid, &wst, WNOHANG);
 
 			if (r == w.pid) {
-				status = exit_status(wst);
+				status = workload__exit_status(wst);
 				have_status = true;
 				done = true;
 			}

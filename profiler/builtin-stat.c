@@ -704,16 +704,6 @@ static void finish_run(struct stat_ctx *ctx, struct run *r)
 	free(counts);
 }
 
-/* Exit status of a command, as a shell reports it. */
-static int exit_status(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
-}
-
 /*
  * One run of the command.  Returns 0 with r->status set, or an exit
  * status for vperf (1: counters failed; 126/127: cannot run it).
@@ -1160,7 +1150,7 @@ int cmd_stat(int argc, char **argv)
 			status = run_command(&ctx, &r, &ss);
 			if (status)
 				break;
-			s = exit_status(r.status);
+			s = workload__exit_status(r.status);
 			if (s)
 				cmd_status = s;
 			/* Interrupted: stop repeating, show what we have. */

@@ -44,7 +44,8 @@
 #define DEFAULT_OUTPUT	RECDIR_DEFAULT
 
 enum { OPT_VCPUS = 1, OPT_MEM, OPT_KERNEL, OPT_INITRD, OPT_ADD, OPT_TIMEOUT, OPT_MODE, OPT_QUIET,
-       OPT_NO_VPERF, OPT_HELP, OPT_OUTPUT, OPT_NO_HOST_EVENTS, OPT_RAW_ONLY, OPT_RECORD_MAX };
+       OPT_NO_VPERF, OPT_HELP, OPT_OUTPUT, OPT_NO_HOST_EVENTS, OPT_RAW_ONLY, OPT_RECORD_MAX,
+       OPT_EVENT = 'e', OPT_FREQ = 'F', OPT_COUNT = 'c', OPT_CALLGRAPH = 'g' };
 
 /* The options of every vm command that boots a guest (vm run's). */
 #define VM_GUEST_OPTS \
@@ -84,7 +85,7 @@ static const struct cli_usage run_usage = {
 };
 
 static const char *const record_synopsis[] = {
-	"vperf vm record [vm run options] [-o DIR] [--no-host-events] [--raw-only] -- cmd [args]",
+	"vperf vm record [vm run options] [-e ev] [-F hz | -c period] [-g] [-o DIR] [--no-host-events] [--raw-only] -- cmd [args]",
 	NULL,
 };
 
@@ -98,6 +99,13 @@ static const struct cli_option record_opts[] = {
 	  "), do not convert it", OPT_RAW_ONLY },
 	{ 0, "record-max", "MiB", "nested mode: the most the raw recording may hold (default 256)",
 	  OPT_RECORD_MAX },
+	{ 'e', "event", "ev", "sample the guest command (and what it starts) on this guest perf "
+	  "event (default cycles, or cpu-clock where the guest has no PMU), through vperf_guest.ko's "
+	  "trace sampler: `vperf record --into-host` wraps the command", OPT_EVENT },
+	{ 'F', "freq", "hz", "that sampling at about hz samples per second (default 1000 when "
+	  "-e, -c or -g asks for samples)", OPT_FREQ },
+	{ 'c', "count", "period", "that sampling every period events instead", OPT_COUNT },
+	{ 'g', "call-graph", NULL, "the samples' user callchains too", OPT_CALLGRAPH },
 	{ 'h', "help", NULL, "show this help", OPT_HELP },
 };
 
@@ -128,6 +136,10 @@ struct vm_args {
 	const char *record_max;
 	bool no_host_events;
 	bool raw_only;
+	/* sampling the guest command (vperf record --into-host in the guest) */
+	const char *event, *freq, *count;
+	bool callchain;
+	char *wrapped;		/* the guest command, wrapped (malloc'd) */
 };
 
 static bool number_in(const char *s, long lo, long hi)
@@ -148,6 +160,8 @@ static void vm_args__exit(struct vm_args *va)
 {
 	free(va->argv);
 	va->argv = NULL;
+	free(va->wrapped);
+	va->wrapped = NULL;
 }
 
 /*
@@ -263,6 +277,34 @@ static int vm_args__parse(struct vm_args *va, const struct cli_usage *u, int arg
 		case OPT_RAW_ONLY:
 			va->raw_only = true;
 			break;
+		case OPT_EVENT:
+			if (!*a || strchr(a, ',') || strchr(a, '\'')) {
+				cli_usage_error(u, "-e '%s': one guest perf event", a);
+				goto out;
+			}
+			va->event = a;
+			a = NULL;
+			break;
+		case OPT_FREQ:
+			if (!number_in(a, 1, 100000)) {
+				cli_usage_error(u, "-F '%s': 1 to 100000 Hz", a);
+				goto out;
+			}
+			va->freq = a;
+			a = NULL;
+			break;
+		case OPT_COUNT:
+			if (!number_in(a, 1, LONG_MAX)) {
+				cli_usage_error(u, "-c '%s': a period of 1 event or more", a);
+				goto out;
+			}
+			va->count = a;
+			a = NULL;
+			break;
+		case OPT_CALLGRAPH:
+			va->callchain = true;
+			a = NULL;
+			break;
 		case OPT_RECORD_MAX:
 			if (!number_in(a, 1, 65536)) {
 				cli_usage_error(u, "--record-max '%s': MiB, from 1 to 65536", a);
@@ -284,6 +326,14 @@ static int vm_args__parse(struct vm_args *va, const struct cli_usage *u, int arg
 	}
 	if (p.optind >= argc) {
 		cli_usage_error(u, "no command to run in the guest");
+		goto out;
+	}
+	if (va->freq && va->count) {
+		cli_usage_error(u, "-F and -c both given: sample by frequency or by period, not both");
+		goto out;
+	}
+	if ((va->event || va->freq || va->count || va->callchain) && !va->with_vperf) {
+		cli_usage_error(u, "-e/-F/-c/-g sample through vperf_guest.ko: not with --no-vperf");
 		goto out;
 	}
 	va->cmd = p.optind;
@@ -308,13 +358,63 @@ out:
 	return ret;
 }
 
-/* "--", the guest command, and the terminating NULL. */
-static void vm_args__command(struct vm_args *va, int argc, char **argv)
+/*
+ * With -e/-F/-c/-g: the guest command as `vperf record --into-host ... -- sh -c 'COMMAND'`, the
+ * command's words joined by spaces as the runner joins them (it is a line of the guest's shell
+ * script), quoted for that shell.  NULL without them, or out of memory (*err then).
+ */
+static char *wrap_sampled(const struct vm_args *va, int argc, char **argv, bool *err)
 {
-	va->argv[va->n++] = "--";
+	size_t len = 256;
+	char *w, *o;
+
+	*err = false;
+	if (!va->event && !va->freq && !va->count && !va->callchain)
+		return NULL;
 	for (int i = va->cmd; i < argc; i++)
-		va->argv[va->n++] = argv[i];
+		len += 4 * strlen(argv[i]) + 1;
+	w = malloc(len + (va->event ? strlen(va->event) : 0));
+	if (!w) {
+		*err = true;
+		return NULL;
+	}
+	o = w + sprintf(w, "vperf record --into-host -q%s%s %s %s%s -- sh -c '",
+			va->event ? " -e " : "", va->event ? va->event : "",
+			va->count ? "-c" : "-F", va->count ? va->count : va->freq ? va->freq : "1000",
+			va->callchain ? " -g" : "");
+	for (int i = va->cmd; i < argc; i++) {
+		if (i > va->cmd)
+			*o++ = ' ';
+		for (const char *c = argv[i]; *c; c++) {
+			if (*c == '\'') {
+				memcpy(o, "'\\''", 4);
+				o += 4;
+			} else {
+				*o++ = *c;
+			}
+		}
+	}
+	*o++ = '\'';
+	*o = '\0';
+	return w;
+}
+
+/* "--", the guest command (wrapped for sampling if asked), and the terminating NULL. */
+static int vm_args__command(struct vm_args *va, int argc, char **argv)
+{
+	bool err;
+
+	va->argv[va->n++] = "--";
+	va->wrapped = wrap_sampled(va, argc, argv, &err);
+	if (err)
+		return -ENOMEM;
+	if (va->wrapped)
+		va->argv[va->n++] = va->wrapped;
+	else
+		for (int i = va->cmd; i < argc; i++)
+			va->argv[va->n++] = argv[i];
 	va->argv[va->n] = NULL;
+	return 0;
 }
 
 static int cmd_vm_run(int argc, char **argv)
@@ -324,7 +424,10 @@ static int cmd_vm_run(int argc, char **argv)
 
 	if (ret >= 0)
 		return ret;
-	vm_args__command(&va, argc, argv);
+	if (vm_args__command(&va, argc, argv)) {
+		ret = cli_error("vm run", "out of memory");
+		goto out;
+	}
 	if (fflush(stdout) == EOF) {
 		ret = cli_error("vm run", "cannot write to stdout: %s", strerror(errno));
 		goto out;
@@ -533,7 +636,10 @@ static int cmd_vm_record(int argc, char **argv)
 		va.argv[va.n++] = "--record-max";
 		va.argv[va.n++] = (char *)va.record_max;
 	}
-	vm_args__command(&va, argc, argv);
+	if (vm_args__command(&va, argc, argv)) {
+		ret = cli_error("vm record", "out of memory");
+		goto out;
+	}
 
 	if (fflush(stdout) == EOF) {
 		ret = cli_error("vm record", "cannot write to stdout: %s", strerror(errno));

@@ -67,6 +67,8 @@ static long vperf_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return vperf_ioctl_vcpu_totals(uarg);
 	case _IOC_NR(VPERF_IOC_MARK_FLUSH):
 		return vperf_ioctl_mark_flush();
+	case _IOC_NR(VPERF_IOC_TRACE_SAMPLE):
+		return vperf_ioctl_trace_sample(file, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -79,6 +81,7 @@ static int vperf_open(struct inode *inode, struct file *file)
 
 static int vperf_release(struct inode *inode, struct file *file)
 {
+	vperf_trace_sample_release(file);
 	vperf_marks_release(file);	/* no mapping is left: each held the file */
 	vperf_thread_release(file);
 	return 0;

@@ -541,8 +541,8 @@ bool vperf_may_see_all(void)
 	return READ_ONCE(paranoid) <= 0 || capable(CAP_PERFMON) || capable(CAP_SYS_ADMIN);
 }
 
-/* May current start a context for task?  0 or -EACCES. */
-static int vperf_may_monitor(struct task_struct *task)
+/* May current start a context for task (or sample it: trace.c)?  0 or -EACCES. */
+int vperf_may_monitor(struct task_struct *task)
 {
 	const struct cred *cred = current_cred(), *tcred;
 	int level = READ_ONCE(paranoid);

@@ -39,6 +39,8 @@
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/perf_event.h>
+#include <linux/slab.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
@@ -616,6 +618,33 @@ static u32 trace_user_chain(struct pt_regs *uregs, u64 *chain, u32 max)
 	return n;
 }
 
+/* A sample of current at regs into this vCPU's ring: counts, then the user callchain if asked. */
+static void trace_sample_rec(struct pt_regs *regs, const u64 *counts, u32 nr, u16 flags,
+			     bool chain)
+{
+	u64 buf[sizeof(struct vperf_trace_sample) / sizeof(u64) + VPERF_MAX_COUNTERS +
+		TRACE_USER_FRAMES];
+	struct vperf_trace_sample *rec = (struct vperf_trace_sample *)buf;
+	bool user = user_mode(regs);
+	u32 size, nr_chain = 0;
+
+	if (!READ_ONCE(this_cpu_ptr(&vperf_trace_cpu)->ring))
+		return;		/* tracing off: no stack walk for nothing */
+	nr = min_t(u32, nr, VPERF_MAX_COUNTERS);
+	memcpy(rec->data, counts, nr * sizeof(u64));
+	if (chain)
+		nr_chain = trace_user_chain(user ? regs : (current->flags & PF_KTHREAD ? NULL :
+							   task_pt_regs(current)),
+					    rec->data + nr, TRACE_USER_FRAMES);
+	size = sizeof(*rec) + (nr + nr_chain) * sizeof(u64);
+	trace_hdr_task(&rec->h, size, VPERF_TRACE_SAMPLE, rdtsc(), current);
+	rec->h.flags = (user ? VPERF_TRACE_SAMPLE_USER : 0) | flags;
+	rec->ip = instruction_pointer(regs);
+	rec->nr_counts = nr;
+	rec->nr_callchain = nr_chain;
+	trace_emit(rec, size);
+}
+
 /*
  * From the sampling NMI (thread.c), for a sampling thread: the sample into
  * this vCPU's ring too.  nr counts (0: the NMI hit a page update and has
@@ -626,25 +655,134 @@ static u32 trace_user_chain(struct pt_regs *uregs, u64 *chain, u32 max)
  */
 void vperf_trace_sample(struct pt_regs *regs, const u64 *counts, u32 nr)
 {
-	u64 buf[sizeof(struct vperf_trace_sample) / sizeof(u64) + VPERF_MAX_COUNTERS +
-		TRACE_USER_FRAMES];
-	struct vperf_trace_sample *rec = (struct vperf_trace_sample *)buf;
-	bool user = user_mode(regs);
-	u32 size, nr_chain;
+	trace_sample_rec(regs, counts, nr, 0, true);
+}
 
-	if (!READ_ONCE(this_cpu_ptr(&vperf_trace_cpu)->ring))
-		return;		/* tracing off: no stack walk for nothing */
-	nr = min_t(u32, nr, VPERF_MAX_COUNTERS);
-	memcpy(rec->data, counts, nr * sizeof(u64));
-	nr_chain = trace_user_chain(user ? regs : (current->flags & PF_KTHREAD ? NULL : task_pt_regs(current)),
-				    rec->data + nr, TRACE_USER_FRAMES);
-	size = sizeof(*rec) + (nr + nr_chain) * sizeof(u64);
-	trace_hdr_task(&rec->h, size, VPERF_TRACE_SAMPLE, rdtsc(), current);
-	rec->h.flags = user ? VPERF_TRACE_SAMPLE_USER : 0;
-	rec->ip = instruction_pointer(regs);
-	rec->nr_counts = nr;
-	rec->nr_callchain = nr_chain;
-	trace_emit(rec, size);
+/* ---- the trace sampler (VPERF_IOC_TRACE_SAMPLE) ---- */
+
+/*
+ * One guest perf event per file, created as a kernel counter on the task
+ * with inherit, so each thread and process the task creates gets a copy
+ * with the same handler and context.  The handler runs where the event
+ * overflows (hrtimer interrupt for the software clocks, NMI for a PMU) in
+ * the sampled thread, and writes the sample into that vCPU's ring.
+ * Releasing the parent event removes the copies and waits for their
+ * handlers (the clocks' hrtimers are cancelled synchronously), so the
+ * sampler may be freed right after.
+ */
+struct trace_sampler {
+	struct list_head node;
+	struct file *file;
+	struct perf_event *ev;
+	bool chain;
+};
+
+static LIST_HEAD(trace_samplers);
+static DEFINE_MUTEX(trace_samplers_mutex);
+
+static void trace_sampler_overflow(struct perf_event *ev, struct perf_sample_data *data,
+				   struct pt_regs *regs)
+{
+	const struct trace_sampler *ts = ev->overflow_handler_context;
+	u64 period = data->period;
+
+	trace_sample_rec(regs, &period, 1, VPERF_TRACE_SAMPLE_PERIOD, ts->chain);
+}
+
+long vperf_ioctl_trace_sample(struct file *file, const void __user *uarg)
+{
+	struct vperf_trace_sampler req;
+	struct perf_event_attr attr;
+	struct trace_sampler *ts, *it;
+	struct task_struct *task;
+	struct perf_event *ev;
+	u32 usize;
+	long ret;
+
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < VPERF_TRACE_SAMPLER_SIZE_VER0)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	if (copy_from_user(&req, uarg, min_t(u32, usize, sizeof(req))))
+		return -EFAULT;
+	if ((req.flags & ~VPERF_TRACE_SAMPLER_FLAGS) || !req.period ||
+	    ((req.flags & VPERF_TRACE_SAMPLER_FREQ) && req.period > VPERF_TRACE_SAMPLER_MAX_FREQ))
+		return -EINVAL;
+	if (!READ_ONCE(trace_on))
+		return -ENODATA;
+	if (req.pid) {
+		struct pid *pid = req.pid > 0 ? find_get_pid(req.pid) : NULL;
+
+		task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
+		put_pid(pid);
+	} else {
+		task = get_task_struct(current);
+	}
+	if (!task)
+		return -ESRCH;
+	ret = task == current ? 0 : vperf_may_monitor(task);
+	if (ret)
+		goto put_task;
+
+	ts = kzalloc(sizeof(*ts), GFP_KERNEL);
+	if (!ts) {
+		ret = -ENOMEM;
+		goto put_task;
+	}
+	ts->file = file;
+	ts->chain = req.flags & VPERF_TRACE_SAMPLER_CALLCHAIN;
+	mutex_lock(&trace_samplers_mutex);
+	list_for_each_entry(it, &trace_samplers, node) {
+		if (it->file == file) {
+			ret = -EBUSY;
+			goto unlock;
+		}
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = req.type;
+	attr.config = req.config;
+	attr.inherit = 1;
+	attr.exclude_hv = 1;
+	if (req.flags & VPERF_TRACE_SAMPLER_FREQ) {
+		attr.freq = 1;
+		attr.sample_freq = req.period;
+	} else {
+		attr.sample_period = req.period;
+	}
+	ev = perf_event_create_kernel_counter(&attr, -1, task, trace_sampler_overflow, ts);
+	if (IS_ERR(ev)) {
+		ret = PTR_ERR(ev);
+		goto unlock;
+	}
+	ts->ev = ev;
+	list_add(&ts->node, &trace_samplers);
+	mutex_unlock(&trace_samplers_mutex);
+	put_task_struct(task);
+	return 0;
+
+unlock:
+	mutex_unlock(&trace_samplers_mutex);
+	kfree(ts);
+put_task:
+	put_task_struct(task);
+	return ret;
+}
+
+void vperf_trace_sample_release(struct file *file)
+{
+	struct trace_sampler *ts, *tmp;
+
+	mutex_lock(&trace_samplers_mutex);
+	list_for_each_entry_safe(ts, tmp, &trace_samplers, node) {
+		if (ts->file != file)
+			continue;
+		list_del(&ts->node);
+		perf_event_release_kernel(ts->ev);
+		kfree(ts);
+	}
+	mutex_unlock(&trace_samplers_mutex);
 }
 
 /* ---- the tracepoints ---- */

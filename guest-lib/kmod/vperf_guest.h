@@ -138,6 +138,9 @@ bool vperf_trace_watched(pid_t tid);
 int vperf_trace_write(const void *rec, u32 size, bool count_lost);
 s64 vperf_trace_flush(void);	/* preemption off, not in NMI: this CPU's ring */
 void vperf_trace_sample(struct pt_regs *regs, const u64 *counts, u32 nr);	/* NMI */
+long vperf_ioctl_trace_sample(struct file *file, const void __user *uarg);
+int vperf_may_monitor(struct task_struct *task);
+void vperf_trace_sample_release(struct file *file);
 
 /* mark.c: user-space markers */
 struct task_struct;

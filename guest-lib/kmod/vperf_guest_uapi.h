@@ -346,4 +346,38 @@ _Static_assert(__builtin_offsetof(struct vperf_mark_buf, head) == 16, "mark head
  */
 #define VPERF_IOC_MARK_FLUSH	_IO(VPERF_IOC_MAGIC, 0x06)
 
+/*
+ * VPERF_IOC_TRACE_SAMPLE: sample task pid (0: the caller) and every thread
+ * and process it creates from now on, on a guest perf event (type and
+ * config as perf_event_attr's: a software clock where the guest has no
+ * PMU), into the trace rings (docs/abi.md 2.5: SAMPLE records flagged
+ * VPERF_TRACE_SAMPLE_PERIOD, one count, the period; the user callchain with
+ * VPERF_TRACE_SAMPLER_CALLCHAIN).  `vperf record --into-host` uses it under
+ * `vperf vm record -F/-c/-g`.  Sampling ends when this file is closed.
+ * Errors: ENODATA tracing is off (trace=0), ESRCH no such task, EACCES the
+ * paranoid setting forbids that task, EBUSY this file samples already,
+ * EINVAL bad flags, a period or frequency of 0, or a frequency above 100 kHz;
+ * others from perf_event_create_kernel_counter().
+ */
+#define VPERF_TRACE_SAMPLER_FREQ	(1u << 0)	/* period is a frequency, Hz */
+#define VPERF_TRACE_SAMPLER_CALLCHAIN	(1u << 1)	/* the user callchain too */
+#define VPERF_TRACE_SAMPLER_FLAGS	(VPERF_TRACE_SAMPLER_FREQ | VPERF_TRACE_SAMPLER_CALLCHAIN)
+#define VPERF_TRACE_SAMPLER_MAX_FREQ	100000
+
+struct vperf_trace_sampler {
+	__u32 size;		/* sizeof(struct vperf_trace_sampler) */
+	__u32 flags;		/* VPERF_TRACE_SAMPLER_* */
+	__s32 pid;		/* the task, 0: the caller */
+	__u32 type;		/* perf_event_attr.type */
+	__u64 config;		/* perf_event_attr.config */
+	__u64 period;		/* events between samples, or Hz with _FREQ */
+};
+
+#define VPERF_TRACE_SAMPLER_SIZE_VER0	32
+
+_Static_assert(sizeof(struct vperf_trace_sampler) == VPERF_TRACE_SAMPLER_SIZE_VER0,
+	       "struct vperf_trace_sampler layout changed");
+
+#define VPERF_IOC_TRACE_SAMPLE	_IOW(VPERF_IOC_MAGIC, 0x07, struct vperf_trace_sampler)
+
 #endif /* VPERF_GUEST_UAPI_H */

@@ -50,6 +50,8 @@ enum {
 
 static const char *const irq_kinds[] = { "other", "timer", "reschedule", "call_function", "device" };
 static const char *const mark_kinds[] = { "begin", "end", "instant" };
+/* a guest sample's counts: the thread's vperf counts, or a guest perf event's period */
+static const char *const sample_counts[] = { "thread_counts", "period" };
 /* KVM_EXIT_* (linux/kvm.h) names; the number is kept whole beside it, named or not */
 static const char *const kvm_exits[] = {
 	"unknown", "exception", "io", "hypercall", "debug", "hlt", "mmio", "irq_window_open",
@@ -83,6 +85,7 @@ static const struct vperf_ctf_field_desc f_exit[] = {
 static const struct vperf_ctf_field_desc f_sample[] = {
 	FX("ip", U64), F("user", U8), F("pid", U32), F("tid", U32), F("counts", U64_SEQ),
 	{ .name = "callchain", .type = VPERF_CTF_TYPE_U64_SEQ, .flags = VPERF_CTF_HEX },
+	FL("counts_are", U8, sample_counts),
 };
 static const struct vperf_ctf_field_desc f_marker[] = {
 	F("name", STRING), F("value", U64), FL("kind", U8, mark_kinds), F("pid", U32), F("tid", U32),
@@ -547,8 +550,9 @@ static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct c
 			VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid),
 			VPERF_CTF_SEQ((const uint64_t *)x->data, x->nr_counts),
 			VPERF_CTF_SEQ((const uint64_t *)x->data + x->nr_counts, x->nr_callchain),
+			VPERF_CTF_U8(r->flags & VPERF_TRACE_SAMPLE_PERIOD ? 1 : 0),
 		};
-		return vperf_ctf__emit(s, EV_SAMPLE, e->ns, v, 6);
+		return vperf_ctf__emit(s, EV_SAMPLE, e->ns, v, 7);
 	}
 	case VPERF_TRACE_MARK: {
 		const struct vperf_trace_mark *x = (const void *)r;

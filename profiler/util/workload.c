@@ -137,3 +137,12 @@ void workload__cancel(struct workload *w)
 		reap(w->pid);
 	w->pid = 0;
 }
+
+int workload__exit_status(int wait_status)
+{
+	if (WIFEXITED(wait_status))
+		return WEXITSTATUS(wait_status);
+	if (WIFSIGNALED(wait_status))
+		return 128 + WTERMSIG(wait_status);
+	return 1;
+}

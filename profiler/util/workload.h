@@ -34,4 +34,7 @@ int workload__start(struct workload *w);
 /* Make a prepared child exit without running anything, and reap it. */
 void workload__cancel(struct workload *w);
 
+/* A wait status as a shell reports it: the exit status, 128 + a signal, else 1. */
+int workload__exit_status(int wait_status);
+
 #endif /* VPERF_CLI_WORKLOAD_H */

@@ -31,6 +31,7 @@ static struct {
 	unsigned int opens, mmaps, ioctls, closes, munmaps;
 	size_t mmap_len;
 	unsigned long last_ioctl;
+	struct vperf_trace_sampler sampler;	/* the last VPERF_IOC_TRACE_SAMPLE's */
 	unsigned char buf[(1 + DATA_PAGES) * 4096] __attribute__((aligned(4096)));
 } fake;
 
@@ -70,6 +71,8 @@ int __wrap_vperf__pv_ioctl(int fd, unsigned long req, void *arg)
 {
 	fake.ioctls++;
 	fake.last_ioctl = req;
+	if (req == VPERF_IOC_TRACE_SAMPLE)
+		memcpy(&fake.sampler, arg, sizeof(fake.sampler));
 	return fake.ioctl_err ? -fake.ioctl_err : 0;
 }
 
@@ -323,6 +326,61 @@ static void mark_bad_vperf_mark_kb_falls_back_to_64k(void **state)
 	}
 }
 
+/*
+ * vperf_trace_sample_task() (src/trace-sample.c): the event encoded into the module's request
+ * (cpu-clock: PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK), the flags and period as given, the
+ * file kept open (its descriptor returned); bad arguments refused before any system call; each
+ * documented error of the module explained and the file closed.
+ */
+static void trace_sample_task_asks_the_module_and_explains_its_errors(void **state)
+{
+	static const struct { int err; int ret; const char *says; } errs[] = {
+		{ ENODATA, -ENODATA, "trace=1" },
+		{ ENOTTY, -EOPNOTSUPP, "no trace sampler" },
+		{ ESRCH, -ESRCH, "no process 4321" },
+		{ EACCES, -EACCES, "paranoid" },
+		{ ENOENT, -ENOENT, "cpu-clock can always be sampled" },
+	};
+	char w[256];
+	int fd;
+
+	(void)state;
+	fd = vperf_trace_sample_task(4321, "cpu-clock", 997,
+				     VPERF_TRACE_SAMPLE_FREQ | VPERF_TRACE_SAMPLE_CALLCHAIN, w, sizeof(w));
+	assert_int_equal(fd, FAKE_FD);
+	assert_int_equal(fake.opens, 1);
+	assert_int_equal(fake.closes, 0);
+	assert_int_equal(fake.last_ioctl, VPERF_IOC_TRACE_SAMPLE);
+	assert_int_equal(fake.sampler.size, sizeof(struct vperf_trace_sampler));
+	assert_int_equal(fake.sampler.pid, 4321);
+	assert_int_equal(fake.sampler.type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(fake.sampler.config, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(fake.sampler.period, 997);
+	assert_int_equal(fake.sampler.flags, VPERF_TRACE_SAMPLER_FREQ | VPERF_TRACE_SAMPLER_CALLCHAIN);
+
+	memset(&fake, 0, sizeof(fake));
+	assert_int_equal(vperf_trace_sample_task(0, "cpu-clock", 0, 0, w, sizeof(w)), -EINVAL);
+	assert_int_equal(vperf_trace_sample_task(0, "cpu-clock", 100001, VPERF_TRACE_SAMPLE_FREQ, w,
+						 sizeof(w)), -EINVAL);
+	assert_int_equal(vperf_trace_sample_task(0, "cpu-clock", 1000, 1u << 7, w, sizeof(w)), -EINVAL);
+	assert_true(vperf_trace_sample_task(0, "no-such-event-here", 1000, 0, w, sizeof(w)) < 0);
+	assert_int_equal(calls(), 0);
+
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		memset(&fake, 0, sizeof(fake));
+		fake.ioctl_err = errs[i].err;
+		assert_int_equal(vperf_trace_sample_task(4321, "cpu-clock", 1000000, 0, w, sizeof(w)),
+				 errs[i].ret);
+		if (!strstr(w, errs[i].says))
+			fail_msg("errno %d: \"%s\" does not say \"%s\"", errs[i].err, w, errs[i].says);
+		assert_int_equal(fake.closes, 1);
+	}
+	memset(&fake, 0, sizeof(fake));
+	fake.open_err = ENOENT;
+	assert_int_equal(vperf_trace_sample_task(0, "cpu-clock", 1000, 0, w, sizeof(w)), -ENODEV);
+	assert_non_null(strstr(w, "not a vperf guest"));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +390,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(mark_errors_are_the_documented_ones_and_remembered, setup),
 		cmocka_unit_test_setup(mark_flush_is_one_ioctl_and_nothing_without_markers, setup),
 		cmocka_unit_test_setup(mark_bad_vperf_mark_kb_falls_back_to_64k, setup),
+		cmocka_unit_test_setup(trace_sample_task_asks_the_module_and_explains_its_errors, setup),
 	};
 
 	return VT_MAIN("mark", tests, NULL, NULL);

@@ -260,6 +260,32 @@ static void trace_random_markers_module_never_passes_what_host_refuses(void **st
 }
 
 /* Copies in and out at every offset around the end of a 64-byte area. */
+/*
+ * A sample's flags: user, and the trace sampler's period (a guest perf event's sample) pass,
+ * alone and together; any other bit makes the record invalid, for the module's and the host's
+ * checks alike.
+ */
+static void trace_sample_flags_user_and_period_pass_others_do_not(void **state)
+{
+	__u64 buf[8] = { 0 };
+	struct vperf_trace_sample *r = (struct vperf_trace_sample *)buf;
+	__u32 size = sizeof(*r) + 2 * 8;
+
+	(void)state;
+	r->h.size = (__u16)size;
+	r->h.type = VPERF_TRACE_SAMPLE;
+	r->ip = 0x401000;
+	r->nr_counts = 1;
+	r->nr_callchain = 1;
+	for (unsigned int f = 0; f < 16; f++) {
+		bool ok = !(f & ~(VPERF_TRACE_SAMPLE_USER | VPERF_TRACE_SAMPLE_PERIOD));
+
+		r->h.flags = (__u16)f;
+		assert_int_equal(vperf_trace_rec_check(buf, size), ok ? size : 0);
+		assert_int_equal(hv_trace_rec_check(buf, size), ok ? size : 0);
+	}
+}
+
 static void trace_ring_copies_wrap_at_every_offset(void **state)
 {
 	unsigned char area[64], src[24], out[24];
@@ -296,6 +322,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(trace_marker_check_table_module_and_host),
 		cmocka_unit_test(trace_marker_record_as_libvperf_builds_it),
 		cmocka_unit_test(trace_random_markers_module_never_passes_what_host_refuses),
+		cmocka_unit_test(trace_sample_flags_user_and_period_pass_others_do_not),
 		cmocka_unit_test(trace_ring_copies_wrap_at_every_offset),
 	};
 

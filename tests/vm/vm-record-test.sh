@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vm-record-test.sh VPERF MARKS: `VPERF vm record` on the real VM runner (three recorded guest boots; nested on the
+# vm-record-test.sh VPERF MARKS: `VPERF vm record` on the real VM runner (four recorded guest boots; nested on the
 # development machines, where the raw recording comes back from L1 through run-nested.sh --disk). In the guest, MARKS
 # (record-test/vperf-record-marks.c, linked with libvperf) writes markers; record-test/check.py reads the CTF trace
 # with babeltrace2. Cases (each prints "vm-record: PASS|FAIL <case> ..."):
@@ -21,6 +21,10 @@
 #             0xa5 bytes while a thread on vCPU 1 writes 1000 markers around it: all 1000 arrive, the recording
 #             counts the drains it refused (guest_ring_invalid bad_headers, the summary), vCPU 0 has no record
 #             from after the break, vCPU 1 goes on, and the run ends normally (the VMM and the recording survive)
+#   profile   a third recorded run, `vperf vm record -F 1000 -g` of `vperf-record-marks profile 3` (rm_burn in a thread
+#             for 3 s, no sampling of its own): vperf_guest.ko's trace sampler, started on the shell the guest runs
+#             and inherited by the program and its thread, gives that thread's samples the same 3:1 profile and
+#             callers as the sample case, each flagged as a guest perf event's period
 #   kill      a second recorded run, whose recorder (vperf-vmm, writing the raw recording) gets SIGKILL while 2
 #             threads stream markers (through the VM runner's --host-bg, in a wrapper named by VPERF_VM_RUNNER):
 #             `vperf vm record` still brings the recording back and converts it up to its last whole chunk, and
@@ -92,6 +96,19 @@ out=$(python3 "$CHECK" sample "$DIR" "$MARKS" "${addr:-0}" 2>&1)
 ok=0
 [ "$st" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
 verdict sample "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st" "$DIR"
+
+# profile: vm record's own sampling (-F -g: vperf record --into-host wraps the command in the guest)
+PDIR="$WORK/profile"
+(cd "$WORK" && "$VPERF" vm record --timeout 300 -F 1000 -g -o "$PDIR" --add "$MARKS" -- \
+	"vperf-record-marks profile 3") >"$WORK/pout" 2>&1
+pst=$?
+cat "$WORK/pout"
+echo "vm-record: vperf vm record -F 1000 -g exited with status $pst"
+read -r _ _ paddr _ ptid < <(grep -a -m1 '^profile: rm_burn' "$WORK/pout" || echo "profile: rm_burn 0 tid 0")
+out=$(python3 "$CHECK" sample "$PDIR" "$MARKS" "${paddr:-0}" "${ptid:-0}" 2>&1)
+ok=0
+[ "$pst" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
+verdict profile "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $pst" "$PDIR"
 
 # kill: the recorder SIGKILLed mid-run. The wrapper adds --host-bg to the runner vperf would use: where vperf-vmm runs
 # (L1 when nested), 25 s after it started, kill -9 it, while the guest's 2 threads stream markers for 120 s.

@@ -276,9 +276,14 @@ struct vperf_trace_irq {
 
 /*
  * A sample: counts[nr_counts] then callchain[nr_callchain] follow.  h.flags
- * bit 0 (VPERF_TRACE_SAMPLE_USER): ip is a user-mode address.
+ * bit 0 (VPERF_TRACE_SAMPLE_USER): ip is a user-mode address; bit 1
+ * (VPERF_TRACE_SAMPLE_PERIOD): a guest perf event's sample (the module's
+ * trace sampler), counts[0] its period (events since the thread's previous
+ * sample), not the thread's vperf counts.
  */
-#define VPERF_TRACE_SAMPLE_USER	(1u << 0)
+#define VPERF_TRACE_SAMPLE_USER		(1u << 0)
+#define VPERF_TRACE_SAMPLE_PERIOD	(1u << 1)
+#define VPERF_TRACE_SAMPLE_FLAGS	(VPERF_TRACE_SAMPLE_USER | VPERF_TRACE_SAMPLE_PERIOD)
 #define VPERF_TRACE_MAX_CALLCHAIN	64
 
 struct vperf_trace_sample {

@@ -195,7 +195,7 @@ static inline __u32 vperf_trace_rec_check(const void *buf, __u32 avail)
 	case VPERF_TRACE_SAMPLE: {
 		const struct vperf_trace_sample *r = (const struct vperf_trace_sample *)buf;
 
-		if (size < sizeof(*r) || (h->flags & ~VPERF_TRACE_SAMPLE_USER) ||
+		if (size < sizeof(*r) || (h->flags & ~VPERF_TRACE_SAMPLE_FLAGS) ||
 		    r->nr_counts > VPERF_MAX_COUNTERS || r->nr_callchain > VPERF_TRACE_MAX_CALLCHAIN)
 			return 0;
 		return size == sizeof(*r) + 8 * (r->nr_counts + r->nr_callchain) ? size : 0;

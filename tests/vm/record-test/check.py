@@ -21,6 +21,9 @@
                                         ADDR): >= 100, each callchain starting at its ip; of those in rm_hot3 or
                                         rm_hot1, 3:1 (2..4.5) and >= 90% with rm_burn as the caller in
                                         callchain[1] (the module's frame-pointer walk)
+  check.py sample DIR BIN ADDR TID       the same for the trace sampler's samples (vm record -F -g of
+                                        vperf-record-marks profile): thread TID's; every user sample is the
+                                        sampler's (counts_are period, a period > 0)
   check.py prefix DIR THREADS MIN       a recording cut short (its recorder killed): babeltrace2 reads it with
                                         exit 0, and each thread's "s" markers are 0, 1, ... k-1 (no gap, no
                                         duplicate, in order), from 1..THREADS threads, at least MIN in all
@@ -251,7 +254,9 @@ def symbols(binary, names, base_name, base_addr):
     return {n: (a + bias, a + bias + size) for n, (a, size) in sym.items()}
 
 
-def sample(d, binary, addr):
+def sample(d, binary, addr, period_tid=0):
+    """period_tid: the samples are the trace sampler's (a guest perf event's, counts_are period), of
+    that thread, with a callchain each."""
     sym = symbols(binary, ["rm_hot3", "rm_hot1", "rm_burn"], "rm_burn", addr)
 
     def where(ip):
@@ -259,9 +264,15 @@ def sample(d, binary, addr):
     n = bad_chain = 0
     hot = {"rm_hot3": 0, "rm_hot1": 0}
     caller_ok = depth = 0
+    wrong_kind = 0
     for _, name, p, *_ in events(d):
         if name != "sample" or field(p, "user") != "1":
             continue
+        if period_tid:
+            if ('counts_are = ( "period"' not in p or not re.search(r"counts = \[ \[0\] = [1-9]", p)):
+                wrong_kind += 1
+            if int(field(p, "tid")) != period_tid:
+                continue
         n += 1
         ip = int(field(p, "ip"), 0)
         tail = p.split("callchain = [", 1)[1] if "callchain = [" in p else ""
@@ -279,13 +290,17 @@ def sample(d, binary, addr):
     print(f"sample: {n} user samples, {bad_chain} whose callchain does not start at the ip; rm_hot3 "
           f"{hot['rm_hot3']}, rm_hot1 {hot['rm_hot1']} (ratio {ratio:.2f}, expected 3), rm_burn the caller in "
           f"{caller_ok} of {both}, mean depth {depth / both if both else 0:.1f}")
+    if period_tid:
+        print(f"sample: thread {period_tid}; {wrong_kind} user samples that are not the trace sampler's "
+              f"(counts_are period, a period > 0)")
     return (n >= 100 and bad_chain == 0 and 2.0 <= ratio <= 4.5 and both >= 0.5 * n and
-            caller_ok >= 0.9 * both)
+            caller_ok >= 0.9 * both and wrong_kind == 0)
 
 
 def main():
-    if len(sys.argv) == 5 and sys.argv[1] == "sample":
-        ok = sample(sys.argv[2], sys.argv[3], int(sys.argv[4], 0))
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "sample":
+        ok = sample(sys.argv[2], sys.argv[3], int(sys.argv[4], 0),
+                    int(sys.argv[5]) if len(sys.argv) == 6 else 0)
         print("PASS" if ok else "FAIL")
         return 0 if ok else 1
     if len(sys.argv) == 5 and sys.argv[1] == "scribble":

@@ -29,6 +29,11 @@
  *	the module puts each sample, with the user callchain, into the trace; prints "sample:
  *	rm_burn 0xADDR samples N" (ADDR: where rm_burn is loaded, to place nm's symbols).
  *	Built with frame pointers (tests/vm/CMakeLists.txt).
+ *   vperf-record-marks profile SECONDS
+ *	the same profile with no sampling of its own: rm_burn() for SECONDS in a second thread
+ *	(the main thread only waits), for a sampler outside the program (`vperf vm record -F
+ *	-g`: vperf_guest.ko's trace sampler, inherited by this process and its threads); prints
+ *	"profile: rm_burn 0xADDR tid T".
  *   vperf-record-marks scribble N CPU
  *	on another CPU than CPU: N/2 markers "w" (value i from 0), a flush, then CPU's ring
  *	header broken through vperf_guest.ko's trace_scribble test hook, marker "scribbled", the
@@ -290,6 +295,31 @@ static int sample(double seconds)
 	return 0;
 }
 
+static double profile_end;
+static volatile pid_t profile_tid;
+
+static void *profile_thread(void *arg)
+{
+	(void)arg;
+	profile_tid = gettid();
+	rm_burn(profile_end);
+	return NULL;
+}
+
+static int profile(double seconds)
+{
+	pthread_t t;
+
+	profile_end = mono_s() + seconds;
+	if (pthread_create(&t, NULL, profile_thread, NULL)) {
+		fprintf(stderr, "vperf-record-marks: profile: cannot create a thread\n");
+		return 1;
+	}
+	pthread_join(t, NULL);
+	printf("profile: rm_burn %p tid %d\n", (void *)rm_burn, (int)profile_tid);
+	return 0;
+}
+
 static int mark_n(const char *name, uint64_t from, uint64_t n, uint64_t *lost)
 {
 	for (uint64_t i = from; i < from + n; i++) {
@@ -457,7 +487,9 @@ int main(int argc, char **argv)
 		return sample((double)a);
 	if (argc == 3 && !strcmp(argv[1], "steal") && !parse(argv[2], 1, 3600, &a))
 		return steal((double)a);
+	if (argc == 3 && !strcmp(argv[1], "profile") && !parse(argv[2], 1, 3600, &a))
+		return profile((double)a);
 	fprintf(stderr, "usage: vperf-record-marks conserve THREADS(1..64) TOTAL | stream THREADS SECONDS | "
-		"order N PORT | sched THREADS SECONDS [HOP_MS] | steal SECONDS | sample SECONDS | scribble N CPU(0..1)\n");
+		"order N PORT | sched THREADS SECONDS [HOP_MS] | steal SECONDS | sample SECONDS | profile SECONDS | scribble N CPU(0..1)\n");
 	return 2;
 }

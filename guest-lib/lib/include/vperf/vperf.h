@@ -476,6 +476,26 @@ VPERF_API int vperf_trace_flush(void);
 /* Markers the calling thread dropped because its buffer was full. */
 VPERF_API uint64_t vperf_trace_marks_lost(void);
 
+/*
+ * In a vperf guest, sample process pid (0: the caller) and every thread and
+ * process it creates from now on, on event (a perf event's name, as for
+ * vperf_event__perf_attr(); cpu-clock where the guest has no PMU), every
+ * period events, or about period times a second with VPERF_TRACE_SAMPLE_FREQ,
+ * with the user callchain with VPERF_TRACE_SAMPLE_CALLCHAIN.  The samples go
+ * into the guest's trace rings (vperf_guest.ko loaded with trace=1), which
+ * the host records (`vperf vm record -F/-c/-g` runs `vperf record
+ * --into-host`, which calls this).  Returns a file descriptor: sampling lasts
+ * until it is closed; or -errno with why: -ENODEV no /dev/vperf, -ENODATA
+ * tracing is off, -ESRCH no such process, -EACCES the module's paranoid
+ * setting, -EOPNOTSUPP a module without the sampler, -ENOENT an unknown
+ * event or one the guest kernel cannot sample, -EINVAL bad arguments.
+ */
+#define VPERF_TRACE_SAMPLE_FREQ		(1u << 0)
+#define VPERF_TRACE_SAMPLE_CALLCHAIN	(1u << 1)
+
+VPERF_API int vperf_trace_sample_task(pid_t pid, const char *event, uint64_t period,
+				      unsigned int flags, char *why, size_t why_len);
+
 /* ---- perf events for tools ----------------------------------------- */
 
 struct perf_event_attr;
