@@ -14,6 +14,9 @@
 #   --seconds S        fuzz: seconds per boot (default 600)
 #   --vcpus V          guest vCPUs (default 2)
 #   --kmod             cpu: load vperf_guest.ko first (vperf only)
+#   --record           vperf-vmm records each boot (--record /tmp/soak.vraw in L1, overwritten each time), host
+#                      kernel events included: its tracefs instance enables kvm and sched tracepoints in L1 while
+#                      the vCPU threads run (vperf only)
 #   --l1-trace         trace L1's KVM and print its last lines after a crash or timeout (vm-run.sh --l1-trace;
 #                      vperf only)
 #   --timeout S        per boot (default 300; fuzz: --seconds + 120)
@@ -38,6 +41,7 @@ SECONDS_=600
 VCPUS=2
 KMOD=0
 L1T=()
+REC=()
 TIMEOUT=
 BUILD="$VM_DIR/../../build"
 while [ $# -gt 0 ]; do
@@ -50,6 +54,7 @@ while [ $# -gt 0 ]; do
 	--vcpus) VCPUS=${2:?}; shift 2 ;;
 	--kmod) KMOD=1; shift ;;
 	--l1-trace) L1T=(--l1-trace); shift ;;
+	--record) REC=(--vmm-arg --record --vmm-arg /tmp/soak.vraw); shift ;;
 	--timeout) TIMEOUT=${2:?}; shift 2 ;;
 	--build) BUILD=${2:?}; shift 2 ;;
 	-h | --help) usage 0 ;;
@@ -63,6 +68,7 @@ for n in BOOTS CYCLES SECONDS_ VCPUS TIMEOUT; do
 done
 case "$VMM" in vperf | qemu) ;; *) die "$VM_EXIT_USAGE" "--vmm '$VMM': vperf or qemu" ;; esac
 case "$WHAT" in boot | cpu | kmod | fuzz) ;; *) die "$VM_EXIT_USAGE" "--what '$WHAT': boot, cpu, kmod or fuzz" ;; esac
+[ "$VMM" = vperf ] || [ ${#REC[@]} = 0 ] || die "$VM_EXIT_USAGE" "--record: vperf-vmm records, --vmm vperf only"
 if [ "$VMM" = qemu ] && { [ "$WHAT" = kmod ] || [ "$WHAT" = fuzz ] || [ "$KMOD" = 1 ]; }; then
 	die "$VM_EXIT_USAGE" "vperf_guest.ko needs the vperf device: kmod, fuzz and --kmod run under --vmm vperf only"
 fi
@@ -93,7 +99,7 @@ esac
 
 LOG="$VPERF_VM_BUILD/soak-$VMM-$WHAT-$(date +%Y%m%d-%H%M%S).log"
 mkdir -p "$VPERF_VM_BUILD"
-say "$VMM as the L2 VMM, $BOOTS boots of $VCPUS vCPUs, workload '$WHAT'$([ "$WHAT" = boot ] || echo ", $CYCLES cycles each"); log $LOG"
+say "$VMM as the L2 VMM, $BOOTS boots of $VCPUS vCPUs, workload '$WHAT'$([ "$WHAT" = boot ] || echo ", $CYCLES cycles each")${REC:+, recorded}; log $LOG"
 set +e
 if [ "$VMM" = vperf ]; then
 	VPERF="$BUILD/profiler/vperf"
@@ -104,7 +110,8 @@ if [ "$VMM" = vperf ]; then
 		KT="$("$VM_DIR/kmod-test/build.sh")" || die "$VM_EXIT_USAGE" "building the kmod test programs failed"
 		VP+=(--add "$KT/vperf-kmod-thread" --add "$KT/vperf-kmod-fuzz")
 	fi
-	"$VM_DIR/vm-run.sh" --vcpus "$VCPUS" --timeout "$TIMEOUT" --repeat "$BOOTS" "${L1T[@]}" "${VP[@]}" -- "$CMD" \
+	"$VM_DIR/vm-run.sh" --vcpus "$VCPUS" --timeout "$TIMEOUT" --repeat "$BOOTS" "${L1T[@]}" "${REC[@]}" "${VP[@]}" \
+		-- "$CMD" \
 		>"$LOG" 2>&1
 else
 	# the same guest as vm-run's: the bundled /init with maxcpus=1 (vperf-keys, then the APs come online)
