@@ -369,7 +369,7 @@ struct ring {
 	struct vperf_perf_ring r;
 };
 
-enum pend_kind { P_SAMPLE, P_FORK, P_EXEC, P_EXIT, P_LOST, P_SWITCH };
+enum pend_kind { P_SAMPLE, P_FORK, P_EXEC, P_EXIT, P_LOST, P_SWITCH, P_SCHED_SWITCH, P_SCHED_WAKEUP };
 
 /* A decoded record waiting to be written in time order. */
 struct pend {
@@ -382,6 +382,24 @@ struct pend {
 	uint64_t *chain;		/* malloc'd */
 	uint32_t nr_chain;
 	char comm[VPERF_PERFDEC_COMM_LEN + 1];
+	char comm2[VPERF_PERFDEC_COMM_LEN + 1];	/* sched_switch's next_comm */
+	int64_t state;				/* sched_switch's prev_state */
+};
+
+/* The sched tracepoints, system-wide (where allowed), filtered to the recorded threads. */
+enum { TP_SWITCH, TP_WAKEUP, NR_TP };
+#define TP_INDEX(tp)	(MAX_EVENTS + (tp))	/* their index in the decoder */
+
+static const char *const tp_names[NR_TP] = { "sched_switch", "sched_wakeup" };
+
+enum { F_PREV_COMM, F_PREV_PID, F_PREV_STATE, F_NEXT_COMM, F_NEXT_PID, NR_SWITCH_F };
+enum { F_W_PID, F_W_TARGET_CPU, NR_WAKEUP_F };
+
+struct sched_tp {
+	bool on;			/* opened on every CPU */
+	long id[NR_TP];
+	struct vperf_tpfield sw[NR_SWITCH_F], wk[NR_WAKEUP_F];
+	char why[512];			/* why not, when !on */
 };
 
 struct recorder {
@@ -395,6 +413,9 @@ struct recorder {
 	size_t nr_cpus;
 	struct vperf_perfdec dec;
 	bool guest;			/* in a vperf guest: guest_* layers */
+	struct sched_tp sched;
+	pid_t *tids;			/* the recorded threads so far (sorted): the sched filter */
+	size_t nr_tids, cap_tids;
 	bool user_only;			/* the kernel refused kernel samples */
 	unsigned int pages_note;	/* said that the rings shrank */
 	struct vperf_ctf *ctf;
@@ -404,6 +425,7 @@ struct recorder {
 	size_t page;
 	/* figures */
 	uint64_t events, samples, samples_by[MAX_EVENTS], forks, execs, exits, comms, switches;
+	uint64_t switch_outs, sched_switches, sched_switch_outs, sched_wakeups, sched_other;
 	uint64_t lost_ring, lost_samples, throttles, late, bad_records, bad_bytes, chain_trunc;
 	char bad_why[160];
 };
@@ -489,6 +511,206 @@ static int task_list(pid_t pid, pid_t **out, size_t *nr)
 	return n ? 0 : -ESRCH;
 }
 
+static int add_fd(struct recorder *rc, int fd)
+{
+	if (rc->nr_fds == rc->cap_fds) {
+		size_t cap = rc->cap_fds ? 2 * rc->cap_fds : 32;
+		int *n = realloc(rc->fds, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		rc->fds = n;
+		rc->cap_fds = cap;
+	}
+	rc->fds[rc->nr_fds++] = fd;
+	return 0;
+}
+
+/* ---- the recorded threads, for the sched filter ---- */
+
+static bool tid_find(const struct recorder *rc, pid_t tid, size_t *at)
+{
+	size_t lo = 0, hi = rc->nr_tids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rc->tids[mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return lo < rc->nr_tids && rc->tids[lo] == tid;
+}
+
+static bool tid_recorded(const struct recorder *rc, pid_t tid)
+{
+	size_t at;
+
+	return tid > 0 && tid_find(rc, tid, &at);
+}
+
+static int tid_add(struct recorder *rc, pid_t tid)
+{
+	size_t at;
+
+	if (tid_find(rc, tid, &at))
+		return 0;
+	if (rc->nr_tids == rc->cap_tids) {
+		size_t cap = rc->cap_tids ? 2 * rc->cap_tids : 64;
+		pid_t *n = realloc(rc->tids, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		rc->tids = n;
+		rc->cap_tids = cap;
+	}
+	memmove(&rc->tids[at + 1], &rc->tids[at], (rc->nr_tids - at) * sizeof(*rc->tids));
+	rc->tids[at] = tid;
+	rc->nr_tids++;
+	return 0;
+}
+
+/* ---- the sched tracepoints ---- */
+
+static char *slurp_small(const char *path, size_t *len)
+{
+	char *buf = malloc(65536);
+	ssize_t n;
+	int fd;
+
+	if (!buf)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return NULL;
+	}
+	n = read(fd, buf, 65535);
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Find the tracepoints' ids and layouts in tracefs; false with sched.why when they cannot be. */
+static bool sched_formats(struct recorder *rc)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	struct sched_tp *st = &rc->sched;
+	static const char *const swn[NR_SWITCH_F] = { "prev_comm", "prev_pid", "prev_state",
+						      "next_comm", "next_pid" };
+	static const char *const wkn[NR_WAKEUP_F] = { "pid", "target_cpu" };
+	char path[256], why[160];
+	const char *root = NULL;
+
+	for (int i = 0; i < NR_SWITCH_F; i++)
+		st->sw[i].name = swn[i];
+	for (int i = 0; i < NR_WAKEUP_F; i++)
+		st->wk[i].name = wkn[i];
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]) && !root; i++) {
+		snprintf(path, sizeof(path), "%s/events/sched/sched_switch/format", roots[i]);
+		if (!access(path, R_OK))
+			root = roots[i];
+	}
+	if (!root) {
+		snprintf(st->why, sizeof(st->why), "no readable tracefs (/sys/kernel/tracing: not "
+			 "mounted, or not root)");
+		return false;
+	}
+	for (int t = 0; t < NR_TP; t++) {
+		size_t len;
+		char *text;
+		int err;
+
+		snprintf(path, sizeof(path), "%s/events/sched/%s/format", root, tp_names[t]);
+		text = slurp_small(path, &len);
+		if (!text) {
+			snprintf(st->why, sizeof(st->why), "cannot read %s: %s", path, strerror(errno));
+			return false;
+		}
+		err = vperf_tpfmt_parse(text, len, &st->id[t], t == TP_SWITCH ? st->sw : st->wk,
+					t == TP_SWITCH ? NR_SWITCH_F : NR_WAKEUP_F, why, sizeof(why));
+		free(text);
+		if (err) {
+			snprintf(st->why, sizeof(st->why), "%s: %s", path, why);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * sched_switch and sched_wakeup on every CPU (pid -1: all tasks; the recorder keeps those of its
+ * threads), into each CPU's ring.  Not an error when the kernel refuses them: the recording
+ * goes on without, and says why.
+ */
+static void open_sched(struct recorder *rc)
+{
+	struct sched_tp *st = &rc->sched;
+	size_t first = rc->nr_fds;
+
+	if (!sched_formats(rc))
+		return;
+	for (size_t c = 0; c < rc->nr_rings; c++) {
+		for (int t = 0; t < NR_TP; t++) {
+			struct perf_event_attr a = {
+				.size = sizeof(a), .type = PERF_TYPE_TRACEPOINT,
+				.config = (uint64_t)st->id[t], .sample_period = 1,
+				.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+					       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW,
+				.sample_id_all = 1, .use_clockid = 1, .clockid = CLOCK_MONOTONIC,
+				.disabled = 1,
+			};
+			uint64_t id;
+			int fd = perf_open(&a, -1, rc->rings[c].cpu), err = 0;
+
+			if (fd < 0) {
+				snprintf(st->why, sizeof(st->why), "the kernel refused the system-wide "
+					 "sched tracepoints (%s%s)", strerror(-fd),
+					 fd == -EACCES || fd == -EPERM ? ": they need root or "
+					 "CAP_PERFMON, or kernel.perf_event_paranoid -1" : "");
+				goto undo;
+			}
+			if (add_fd(rc, fd)) {
+				close(fd);
+				snprintf(st->why, sizeof(st->why), "out of memory");
+				goto undo;
+			}
+			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, rc->rings[c].fd) ||
+			    ioctl(fd, PERF_EVENT_IOC_ID, &id))
+				err = -errno;
+			if (!err)
+				err = vperf_perfdec__add(&rc->dec, id, a.sample_type,
+							 (unsigned int)TP_INDEX(t));
+			if (err) {
+				snprintf(st->why, sizeof(st->why), "setting up the sched tracepoints: %s",
+					 strerror(-err));
+				goto undo;
+			}
+		}
+	}
+	st->on = true;
+	return;
+undo:
+	while (rc->nr_fds > first)
+		close(rc->fds[--rc->nr_fds]);
+}
+
+/* The system-wide ones do not follow enable_on_exec: enabled right before the command starts. */
+static void enable_sched(struct recorder *rc)
+{
+	size_t first = rc->nr_fds - (rc->sched.on ? rc->nr_rings * NR_TP : 0);
+
+	for (size_t i = first; i < rc->nr_fds; i++)
+		ioctl(rc->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+}
+
 static void setup_attr(struct recorder *rc, int e)
 {
 	struct perf_event_attr *a = &rc->attr[e];
@@ -524,20 +746,6 @@ static void setup_attr(struct recorder *rc, int e)
 	}
 }
 
-static int add_fd(struct recorder *rc, int fd)
-{
-	if (rc->nr_fds == rc->cap_fds) {
-		size_t cap = rc->cap_fds ? 2 * rc->cap_fds : 32;
-		int *n = realloc(rc->fds, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		rc->fds = n;
-		rc->cap_fds = cap;
-	}
-	rc->fds[rc->nr_fds++] = fd;
-	return 0;
-}
 
 static void close_all(struct recorder *rc)
 {
@@ -732,6 +940,52 @@ static uint8_t user_layer(const struct recorder *rc)
 	return rc->guest ? VPERF_CTF_GUEST_USER : VPERF_CTF_HOST_USER;
 }
 
+/* A sched tracepoint's record; one whose raw data does not fit its format is counted bad. */
+static int take_sched(struct recorder *rc, const struct vperf_perfrec *r)
+{
+	const struct sched_tp *st = &rc->sched;
+	const uint8_t *raw = r->sample.raw;
+	uint32_t rs = r->sample.raw_size;
+	uint64_t prev, next, state, wpid, tcpu;
+	struct pend *p;
+	bool ok;
+
+	if (r->index == TP_INDEX(TP_SWITCH)) {
+		ok = vperf_tp_u64(raw, rs, &st->sw[F_PREV_PID], &prev) &&
+		     vperf_tp_u64(raw, rs, &st->sw[F_NEXT_PID], &next) &&
+		     vperf_tp_u64(raw, rs, &st->sw[F_PREV_STATE], &state);
+		if (ok && (p = pend_new(rc))) {
+			p->kind = P_SCHED_SWITCH;
+			p->a = (uint32_t)prev;
+			p->b = (uint32_t)next;
+			p->state = (int64_t)state;
+			vperf_tp_str(raw, rs, &st->sw[F_PREV_COMM], p->comm, sizeof(p->comm));
+			vperf_tp_str(raw, rs, &st->sw[F_NEXT_COMM], p->comm2, sizeof(p->comm2));
+		}
+	} else {
+		ok = vperf_tp_u64(raw, rs, &st->wk[F_W_PID], &wpid) &&
+		     vperf_tp_u64(raw, rs, &st->wk[F_W_TARGET_CPU], &tcpu);
+		if (ok && (p = pend_new(rc))) {
+			p->kind = P_SCHED_WAKEUP;
+			p->a = (uint32_t)wpid;
+			p->b = (uint32_t)tcpu;
+			p->c = r->tid;		/* the waker: the thread the tracepoint ran in */
+		}
+	}
+	if (!ok) {
+		if (!rc->bad_records++)
+			snprintf(rc->bad_why, sizeof(rc->bad_why), "a %s record shorter than its format",
+				 tp_names[r->index - MAX_EVENTS]);
+		return 0;
+	}
+	if (!p)
+		return -ENOMEM;
+	p->layer = kernel_layer(rc);
+	p->ts = r->time;
+	p->cpu = r->cpu;
+	return 0;
+}
+
 static int take(struct recorder *rc, const struct ring *ring, const struct vperf_perfrec *r)
 {
 	struct pend *p;
@@ -740,6 +994,8 @@ static int take(struct recorder *rc, const struct ring *ring, const struct vperf
 	case VPERF_PERFREC_SAMPLE: {
 		uint32_t n = 0;
 
+		if (r->index >= MAX_EVENTS)
+			return take_sched(rc, r);
 		p = pend_new(rc);
 		if (!p)
 			return -ENOMEM;
@@ -917,7 +1173,37 @@ static int emit_one(struct recorder *rc, struct pend *p)
 		rc->samples++;
 		rc->samples_by[p->c]++;
 		break;
+	case P_SCHED_SWITCH:
+		if (!tid_recorded(rc, (pid_t)p->a) && !tid_recorded(rc, (pid_t)p->b)) {
+			rc->sched_other++;
+			return 0;
+		}
+		cls = VPERF_CTF_EV_SCHED_SWITCH;
+		v[0] = VPERF_CTF_U32(p->a);
+		v[1] = VPERF_CTF_STR(p->comm);
+		v[2] = VPERF_CTF_U64((uint64_t)p->state);
+		v[3] = VPERF_CTF_U32(p->b);
+		v[4] = VPERF_CTF_STR(p->comm2);
+		n = 5;
+		rc->sched_switches++;
+		rc->sched_switch_outs += tid_recorded(rc, (pid_t)p->a);
+		break;
+	case P_SCHED_WAKEUP:
+		if (!tid_recorded(rc, (pid_t)p->a)) {
+			rc->sched_other++;
+			return 0;
+		}
+		cls = VPERF_CTF_EV_SCHED_WAKEUP;
+		v[0] = VPERF_CTF_U32(p->a);
+		v[1] = VPERF_CTF_U32(p->b);
+		v[2] = VPERF_CTF_U32(p->c);
+		n = 3;
+		rc->sched_wakeups++;
+		break;
 	case P_FORK:
+		err = tid_add(rc, (pid_t)p->d);
+		if (err)
+			return err;
 		cls = VPERF_CTF_EV_PROCESS_FORK;
 		v[0] = VPERF_CTF_U32(p->a);
 		v[1] = VPERF_CTF_U32(p->b);
@@ -950,6 +1236,7 @@ static int emit_one(struct recorder *rc, struct pend *p)
 		v[3] = VPERF_CTF_U8(p->d);
 		n = 4;
 		rc->switches++;
+		rc->switch_outs += p->c;
 		break;
 	case P_LOST:
 		return vperf_ctf__lost(s, p->ts, p->period);
@@ -1053,6 +1340,11 @@ static int write_summary(struct recorder *rc, int status, bool have_status)
 	env_add(&b, "summary_execs", "%" PRIu64, rc->execs);
 	env_add(&b, "summary_exits", "%" PRIu64, rc->exits);
 	env_add(&b, "summary_switches", "%" PRIu64, rc->switches);
+	env_add(&b, "summary_switch_outs", "%" PRIu64, rc->switch_outs);
+	env_add(&b, "summary_sched_switches", "%" PRIu64, rc->sched_switches);
+	env_add(&b, "summary_sched_switch_outs", "%" PRIu64, rc->sched_switch_outs);
+	env_add(&b, "summary_sched_wakeups", "%" PRIu64, rc->sched_wakeups);
+	env_add(&b, "summary_sched_other", "%" PRIu64, rc->sched_other);
 	env_add(&b, "summary_lost_ring", "%" PRIu64, rc->lost_ring);
 	env_add(&b, "summary_lost_samples", "%" PRIu64, rc->lost_samples);
 	env_add(&b, "summary_throttles", "%" PRIu64, rc->throttles);
@@ -1112,9 +1404,13 @@ static int make_writer(struct recorder *rc, const char *dir, struct vperf_ctf_cl
 		"by the event's modifier" : "yes");
 	env_add(&b, "nr_cpus", "%zu", rc->nr_cpus);
 	env_add(&b, "ring_pages", "%u", rc->o->pages);
-	env_add(&b, "sched_events", "thread_switch: each recorded thread's switches in and out "
-		"(perf context_switch records); no sched_switch or sched_wakeup (the system-wide "
-		"sched tracepoints: vperf vm record records them, host and guest)");
+	if (rc->sched.on)
+		env_add(&b, "sched_events", "thread_switch (perf context_switch records), and "
+			"sched_switch and sched_wakeup of the recorded threads (the system-wide sched "
+			"tracepoints, filtered by the recorder)");
+	else
+		env_add(&b, "sched_events", "thread_switch (perf context_switch records) only; "
+			"sched_switch and sched_wakeup not recorded: %s", rc->sched.why);
 	{
 		struct vperf_ctf_config cfg = {
 			.size = sizeof(cfg),
@@ -1210,6 +1506,18 @@ int cmd_record(int argc, char **argv)
 			workload__cancel(&w);
 		goto out_signals;
 	}
+	open_sched(&rc);
+	if (!rc.sched.on && !o.quiet)
+		fprintf(stderr, "[ vperf record: no sched_switch or sched_wakeup events: %s ]\n",
+			rc.sched.why);
+	for (size_t i = 0; i < nr_tids; i++) {
+		if (tid_add(&rc, tids[i])) {
+			if (o.argv)
+				workload__cancel(&w);
+			ret = cli_error("record", "out of memory");
+			goto out_close;
+		}
+	}
 	ret = recdir_prepare("record", dir);
 	if (!ret)
 		ret = make_writer(&rc, dir, classes, sample_fields);
@@ -1231,6 +1539,7 @@ int cmd_record(int argc, char **argv)
 	}
 
 	t0 = last_flush = last_progress = now_ns(CLOCK_MONOTONIC);
+	enable_sched(&rc);
 	if (o.argv) {
 		cli_fwd_pid = w.pid;
 		err = workload__start(&w);
@@ -1337,6 +1646,7 @@ out_free:
 	free(pfd);
 	free(tids);
 	free(rc.cpus);
+	free(rc.tids);
 	return ret;
 }
 #endif /* VPERF_HAVE_RECORD */

@@ -39,3 +39,14 @@ fi
 
 # What real guests need: QEMU for the nested stack, busybox, the guest kernel's tools.
 bash "$(dirname "$0")/../tests/vm/deps.sh"
+
+# tracefs: the host kernel's events (vperf-vmm --record's, vperf record's sched_switch and sched_wakeup, their tests).
+# systemd mounts it; a container often does not.  Mounted here when root can and it is missing; otherwise those
+# recordings go without and say why, and their tests skip.
+if [ ! -e /sys/kernel/tracing/events ] && grep -qw tracefs /proc/filesystems 2>/dev/null && [ -d /sys/kernel/tracing ]; then
+	if [ "$(id -u)" -eq 0 ] && mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
+		echo "install-deps: mounted tracefs on /sys/kernel/tracing"
+	else
+		echo "install-deps: tracefs is not mounted and could not be (not root?): host kernel events are left out"
+	fi
+fi

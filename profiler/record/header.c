@@ -169,6 +169,12 @@ static void print_record(const struct env *ep, FILE *out)
 		", thread switches %" PRIu64 "\n", num(ep, "summary_forks"), num(ep, "summary_execs"),
 		num(ep, "summary_exits"), num(ep, "summary_switches"));
 	fprintf(out, "# sched events: %s\n", val(ep, "sched_events", "?"));
+	if (num(ep, "summary_sched_switches") || num(ep, "summary_sched_wakeups"))
+		fprintf(out, "#   sched_switch %" PRIu64 " (out of a recorded thread %" PRIu64 "; its "
+			"thread_switch outs %" PRIu64 "), sched_wakeup %" PRIu64 ", of other threads "
+			"left out %" PRIu64 "\n", num(ep, "summary_sched_switches"),
+			num(ep, "summary_sched_switch_outs"), num(ep, "summary_switch_outs"),
+			num(ep, "summary_sched_wakeups"), num(ep, "summary_sched_other"));
 	fprintf(out, "# lost: ring full %" PRIu64 ", samples the kernel dropped %" PRIu64
 		"; throttled %" PRIu64 " times; undecodable records %" PRIu64 "\n",
 		num(ep, "summary_lost_ring"), num(ep, "summary_lost_samples"),

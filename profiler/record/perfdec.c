@@ -329,3 +329,106 @@ int vperf_perfdec__parse(const struct vperf_perfdec *d, const void *rec, size_t 
 	read_ids(&c, st, out);
 	return 0;
 }
+
+/* ---- tracepoint records ---- */
+
+int vperf_tpfmt_parse(const char *text, size_t len, long *id, struct vperf_tpfield *f, size_t n,
+		      char *why, size_t why_len)
+{
+	const char *p = text, *end = text + len;
+	bool have_id = false;
+
+	for (size_t i = 0; i < n; i++)
+		f[i].found = false;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		size_t ll = (size_t)(le - p);
+		char line[512];
+
+		if (ll >= sizeof(line)) {
+			if ((ll >= 7 && !memcmp(p, "\tfield:", 7)) || (ll >= 3 && !memcmp(p, "ID:", 3)))
+				return bad(why, why_len, "a format line of %zu bytes", ll);
+			p = nl ? nl + 1 : end;	/* the print fmt line: not needed */
+			continue;
+		}
+		memcpy(line, p, ll);
+		line[ll] = 0;
+		p = nl ? nl + 1 : end;
+		if (!strncmp(line, "ID: ", 4)) {
+			char *e;
+
+			*id = strtol(line + 4, &e, 10);
+			if (e == line + 4 || *e || *id < 0)
+				return bad(why, why_len, "a format whose ID line is \"%s\"", line);
+			have_id = true;
+			continue;
+		}
+		if (strncmp(line, "\tfield:", 7))
+			continue;
+		{
+			/* "\tfield:TYPE... NAME[N];\toffset:O;\tsize:S;\tsigned:X;" */
+			char *semi = strchr(line, ';'), *name, *br, *e;
+			unsigned long off, size;
+			char *o = semi ? strstr(semi, "offset:") : NULL;
+			char *s = semi ? strstr(semi, "size:") : NULL;
+
+			if (!semi || !o || !s)
+				return bad(why, why_len, "a format field line that does not parse: \"%s\"",
+					   line + 1);
+			*semi = 0;
+			name = strrchr(line, ' ');
+			name = name ? name + 1 : NULL;
+			off = strtoul(o + 7, &e, 10);
+			if (!name || !*name || *e != ';' || off > 65535)
+				return bad(why, why_len, "a format field line that does not parse");
+			size = strtoul(s + 5, &e, 10);
+			if (*e != ';' || !size || size > 65535)
+				return bad(why, why_len, "a format field line that does not parse");
+			br = strchr(name, '[');
+			if (br)
+				*br = 0;
+			for (size_t i = 0; i < n; i++) {
+				if (!strcmp(f[i].name, name)) {
+					f[i].offset = (uint32_t)off;
+					f[i].size = (uint32_t)size;
+					f[i].found = true;
+				}
+			}
+		}
+	}
+	if (!have_id)
+		return bad(why, why_len, "a format without its ID");
+	for (size_t i = 0; i < n; i++)
+		if (!f[i].found)
+			return bad(why, why_len, "the format has no field %s", f[i].name);
+	return 0;
+}
+
+bool vperf_tp_u64(const uint8_t *raw, uint32_t raw_size, const struct vperf_tpfield *f,
+		  uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!f->found || (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8) ||
+	    f->offset > raw_size || f->size > raw_size - f->offset)
+		return false;
+	memcpy(&v, raw + f->offset, f->size);	/* little-endian (x86) */
+	*out = v;
+	return true;
+}
+
+bool vperf_tp_str(const uint8_t *raw, uint32_t raw_size, const struct vperf_tpfield *f, char *buf,
+		  size_t len)
+{
+	size_t n;
+
+	if (!f->found || !len || f->offset > raw_size || f->size > raw_size - f->offset)
+		return false;
+	n = strnlen((const char *)raw + f->offset, f->size);
+	if (n > len - 1)
+		n = len - 1;
+	memcpy(buf, raw + f->offset, n);
+	buf[n] = 0;
+	return true;
+}

@@ -130,6 +130,31 @@ struct vperf_perfrec {
 int vperf_perfdec__parse(const struct vperf_perfdec *d, const void *rec, size_t len,
 			 struct vperf_perfrec *out, char *why, size_t why_len);
 
+/* ---- tracepoint records (PERF_SAMPLE_RAW) ------------------------------ */
+
+/* One field of a tracepoint's raw record, found by name in its tracefs format text. */
+struct vperf_tpfield {
+	const char *name;		/* in: "prev_pid" */
+	uint32_t offset, size;		/* out */
+	bool found;			/* out */
+};
+
+/*
+ * Parse a tracefs format text ("name: ...\nID: N\nformat:\n\tfield:TYPE NAME[N];\toffset:O;\t
+ * size:S;\tsigned:X;\n..."): *id, and each of f[0..n)'s offset and size.  0, or -EINVAL with why
+ * (no ID, a field line that does not parse, a field asked for that is missing).
+ */
+int vperf_tpfmt_parse(const char *text, size_t len, long *id, struct vperf_tpfield *f, size_t n,
+		      char *why, size_t why_len);
+
+/* Field f of a raw record of raw_size bytes as an unsigned integer (1, 2, 4 or 8 bytes); false
+ * when it does not fit in the record or has another size. */
+bool vperf_tp_u64(const uint8_t *raw, uint32_t raw_size, const struct vperf_tpfield *f,
+		  uint64_t *out);
+/* A char[] field (a comm) into buf (NUL-terminated, cut to len - 1); false when it does not fit. */
+bool vperf_tp_str(const uint8_t *raw, uint32_t raw_size, const struct vperf_tpfield *f, char *buf,
+		  size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -190,6 +190,46 @@ def test_split_thread_switches_give_each_thread_its_cpu_time_within_1pct():
               "of CPU time by its own clock (more than 1%% off)" % (name, got, ms))
 
 
+def test_sched_switch_gives_split_threads_their_cpu_time_within_1pct_and_names_the_waker():
+    need_perf()
+    r = record("-e", "cpu-clock", "-o", "rec", "--", wl("split"))
+    check(r.returncode == 0, "exit status %d" % r.returncode)
+    h = run([VPERF, "report", "--header", "-i", "rec"])
+    if "sched_switch and sched_wakeup not recorded" in h.stdout:
+        raise Skip("no sched events here: " + h.stdout.split("not recorded: ", 1)[1].splitlines()[0])
+    times = split_times(r.stdout)
+    evs = read_trace(p("rec"), clock_ns=True)
+    main = next(field(e, "pid") for e in evs if e["name"] == "process_exec")
+    for name, (tid, ms) in sorted(times.items()):
+        total, since = 0, None
+        for e in evs:
+            if e["name"] != "sched_switch":
+                continue
+            if field(e, "next_tid") == tid:
+                since = e["ns"]
+            elif field(e, "prev_tid") == tid and since is not None:
+                total += e["ns"] - since
+                since = None
+        got = total / 1e6
+        print("thread %s (tid %d): on CPU %.3f ms by sched_switch, %.3f ms of CPU time (%+.2f%%)"
+              % (name, tid, got, ms, (got - ms) / ms * 100))
+        check(abs(got - ms) <= 0.01 * ms, "thread %s: %.3f ms by sched_switch, %.3f ms of CPU "
+              "time (more than 1%% off)" % (name, got, ms))
+    workers = {tid for tid, _ in times.values()}
+    wakes = [e for e in evs if e["name"] == "sched_wakeup" and field(e, "tid") == main]
+    print("split's main thread %d: woken %d times, by %s" % (main, len(wakes),
+          sorted({field(e, "waker_tid") for e in wakes})))
+    check(any(field(e, "waker_tid") in workers for e in wakes),
+          "no wakeup of split's main thread (joining its workers) by a worker")
+    m = re.search(r"out of a recorded thread (\d+); its thread_switch outs (\d+)", h.stdout)
+    check(m, "the header does not count the sched events")
+    outs, touts = int(m.group(1)), int(m.group(2))
+    # sched_switch also sees the command's switch before its exec (the per-thread events start
+    # at exec) and each thread's last switch, after its exit: 3 threads here
+    check(touts <= outs <= touts + 5, "sched_switch gives %d switches out of the recorded "
+          "threads, thread_switch %d" % (outs, touts))
+
+
 def test_callchains_start_at_the_sampled_ip():
     need_perf()
     r = record("-g", "-F", "997", "-o", "rec", "--", wl("burn"), "300")

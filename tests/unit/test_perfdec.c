@@ -445,6 +445,84 @@ static void perf_ring_of_a_real_cpu_clock_event_decodes_cleanly(void **state)
 	vperf_perfdec__exit(&d);
 }
 
+/* sched_switch's format as Linux 6.1 writes it (tracefs events/sched/sched_switch/format). */
+static const char switch_format[] =
+	"name: sched_switch\n"
+	"ID: 372\n"
+	"format:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"print fmt: \"prev_comm=%s prev_pid=%d ...\", REC->prev_comm, REC->prev_pid\n";
+
+/*
+ * A tracepoint's format gives its id and each field's place; a raw record decodes through it,
+ * and a record too short for a field, or a format without the field or its ID, is refused.
+ */
+static void tpfmt_sched_switch_fields_found_by_name_and_decoded(void **state)
+{
+	struct vperf_tpfield f[] = {
+		{ .name = "prev_comm" }, { .name = "prev_pid" }, { .name = "prev_state" },
+		{ .name = "next_pid" },
+	};
+	uint8_t raw[68] = { 0 };
+	char why[160], comm[17], *text;
+	uint64_t v;
+	long id = -1;
+	int32_t pid = 4321;
+	int64_t st = 2;
+
+	(void)state;
+	assert_int_equal(vperf_tpfmt_parse(switch_format, sizeof(switch_format) - 1, &id, f, 4, why,
+					   sizeof(why)), 0);
+	assert_int_equal(id, 372);
+	assert_int_equal(f[0].offset, 8);
+	assert_int_equal(f[0].size, 16);
+	assert_int_equal(f[1].offset, 24);
+	assert_int_equal(f[2].size, 8);
+	assert_int_equal(f[3].offset, 56);
+
+	memcpy(raw + 8, "split", 6);
+	memcpy(raw + 24, &pid, 4);
+	memcpy(raw + 32, &st, 8);
+	assert_true(vperf_tp_str(raw, sizeof(raw), &f[0], comm, sizeof(comm)));
+	assert_string_equal(comm, "split");
+	assert_true(vperf_tp_u64(raw, sizeof(raw), &f[1], &v));
+	assert_int_equal(v, 4321);
+	assert_true(vperf_tp_u64(raw, sizeof(raw), &f[2], &v));
+	assert_int_equal(v, 2);
+	assert_false(vperf_tp_u64(raw, 58, &f[3], &v));		/* next_pid past the end */
+	assert_false(vperf_tp_u64(raw, sizeof(raw), &f[0], &v));	/* 16 bytes: not a number */
+	assert_false(vperf_tp_str(raw, 20, &f[0], comm, sizeof(comm)));
+
+	/* a field the format lacks; no ID; a field line cut short */
+	f[3].name = "next_tgid";
+	assert_int_equal(vperf_tpfmt_parse(switch_format, sizeof(switch_format) - 1, &id, f, 4, why,
+					   sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "next_tgid"));
+	f[3].name = "next_pid";
+	text = strdup(switch_format);
+	assert_non_null(text);
+	memcpy(strstr(text, "ID: "), "XX: ", 4);
+	assert_int_equal(vperf_tpfmt_parse(text, strlen(text), &id, f, 4, why, sizeof(why)), -EINVAL);
+	free(text);
+	text = strdup(switch_format);
+	assert_non_null(text);
+	strcpy(strstr(text, "\tfield:pid_t prev_pid;"), "\tfield:pid_t prev_pid\n");
+	assert_int_equal(vperf_tpfmt_parse(text, strlen(text), &id, f, 4, why, sizeof(why)), -EINVAL);
+	free(text);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +532,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(perf_ring_record_wrapping_the_end_is_reassembled),
 		cmocka_unit_test(perfdec_mutated_records_never_crash_the_decoder),
 		cmocka_unit_test(perf_ring_of_a_real_cpu_clock_event_decodes_cleanly),
+		cmocka_unit_test(tpfmt_sched_switch_fields_found_by_name_and_decoded),
 	};
 
 	return vt_main(argc, argv, "perfdec", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
