@@ -369,7 +369,8 @@ struct ring {
 	struct vperf_perf_ring r;
 };
 
-enum pend_kind { P_SAMPLE, P_FORK, P_EXEC, P_EXIT, P_LOST, P_SWITCH, P_SCHED_SWITCH, P_SCHED_WAKEUP };
+enum pend_kind { P_SAMPLE, P_FORK, P_EXEC, P_EXIT, P_LOST, P_SWITCH, P_SCHED_SWITCH, P_SCHED_WAKEUP,
+		 P_SCHED_WAKING };
 
 /* A decoded record waiting to be written in time order. */
 struct pend {
@@ -387,18 +388,29 @@ struct pend {
 };
 
 /* The sched tracepoints, system-wide (where allowed), filtered to the recorded threads. */
-enum { TP_SWITCH, TP_WAKEUP, NR_TP };
+enum { TP_SWITCH, TP_WAKEUP, TP_WAKING, NR_TP };
 #define TP_INDEX(tp)	(MAX_EVENTS + (tp))	/* their index in the decoder */
 
-static const char *const tp_names[NR_TP] = { "sched_switch", "sched_wakeup" };
+static const char *const tp_names[NR_TP] = { "sched_switch", "sched_wakeup", "sched_waking" };
+
+/*
+ * The waker: sched_waking runs in the waker's context, sched_wakeup may run in an IPI on the
+ * wakee's CPU (a queued wakeup), so each wakee's last waking names it; a waking in an interrupt,
+ * softirq or NMI (the tracepoint's common_flags, the kernel's TRACE_FLAG_*) has no waker task.
+ */
+#define TRACE_FLAG_HARDIRQ	0x08
+#define TRACE_FLAG_SOFTIRQ	0x10
+#define TRACE_FLAG_NMI		0x40
+#define WAKER_SLOTS		1024
 
 enum { F_PREV_COMM, F_PREV_PID, F_PREV_STATE, F_NEXT_COMM, F_NEXT_PID, NR_SWITCH_F };
-enum { F_W_PID, F_W_TARGET_CPU, NR_WAKEUP_F };
+enum { F_W_PID, F_W_TARGET_CPU, F_W_FLAGS, NR_WAKEUP_F };
 
 struct sched_tp {
 	bool on;			/* opened on every CPU */
 	long id[NR_TP];
-	struct vperf_tpfield sw[NR_SWITCH_F], wk[NR_WAKEUP_F];
+	struct vperf_tpfield sw[NR_SWITCH_F], wk[NR_TP][NR_WAKEUP_F];	/* wk: wakeup, waking */
+	struct { pid_t wakee, waker; } wakers[WAKER_SLOTS];	/* each wakee's last waking */
 	char why[512];			/* why not, when !on */
 };
 
@@ -605,14 +617,15 @@ static bool sched_formats(struct recorder *rc)
 	struct sched_tp *st = &rc->sched;
 	static const char *const swn[NR_SWITCH_F] = { "prev_comm", "prev_pid", "prev_state",
 						      "next_comm", "next_pid" };
-	static const char *const wkn[NR_WAKEUP_F] = { "pid", "target_cpu" };
+	static const char *const wkn[NR_WAKEUP_F] = { "pid", "target_cpu", "common_flags" };
 	char path[256], why[160];
 	const char *root = NULL;
 
 	for (int i = 0; i < NR_SWITCH_F; i++)
 		st->sw[i].name = swn[i];
-	for (int i = 0; i < NR_WAKEUP_F; i++)
-		st->wk[i].name = wkn[i];
+	for (int t = TP_WAKEUP; t < NR_TP; t++)
+		for (int i = 0; i < NR_WAKEUP_F; i++)
+			st->wk[t][i].name = wkn[i];
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]) && !root; i++) {
 		snprintf(path, sizeof(path), "%s/events/sched/sched_switch/format", roots[i]);
 		if (!access(path, R_OK))
@@ -634,7 +647,7 @@ static bool sched_formats(struct recorder *rc)
 			snprintf(st->why, sizeof(st->why), "cannot read %s: %s", path, strerror(errno));
 			return false;
 		}
-		err = vperf_tpfmt_parse(text, len, &st->id[t], t == TP_SWITCH ? st->sw : st->wk,
+		err = vperf_tpfmt_parse(text, len, &st->id[t], t == TP_SWITCH ? st->sw : st->wk[t],
 					t == TP_SWITCH ? NR_SWITCH_F : NR_WAKEUP_F, why, sizeof(why));
 		free(text);
 		if (err) {
@@ -946,7 +959,7 @@ static int take_sched(struct recorder *rc, const struct vperf_perfrec *r)
 	const struct sched_tp *st = &rc->sched;
 	const uint8_t *raw = r->sample.raw;
 	uint32_t rs = r->sample.raw_size;
-	uint64_t prev, next, state, wpid, tcpu;
+	uint64_t prev, next, state, wpid, tcpu, flags;
 	struct pend *p;
 	bool ok;
 
@@ -963,13 +976,18 @@ static int take_sched(struct recorder *rc, const struct vperf_perfrec *r)
 			vperf_tp_str(raw, rs, &st->sw[F_NEXT_COMM], p->comm2, sizeof(p->comm2));
 		}
 	} else {
-		ok = vperf_tp_u64(raw, rs, &st->wk[F_W_PID], &wpid) &&
-		     vperf_tp_u64(raw, rs, &st->wk[F_W_TARGET_CPU], &tcpu);
+		int t = (int)(r->index - MAX_EVENTS);
+
+		ok = vperf_tp_u64(raw, rs, &st->wk[t][F_W_PID], &wpid) &&
+		     vperf_tp_u64(raw, rs, &st->wk[t][F_W_TARGET_CPU], &tcpu) &&
+		     vperf_tp_u64(raw, rs, &st->wk[t][F_W_FLAGS], &flags);
 		if (ok && (p = pend_new(rc))) {
-			p->kind = P_SCHED_WAKEUP;
+			p->kind = t == TP_WAKING ? P_SCHED_WAKING : P_SCHED_WAKEUP;
 			p->a = (uint32_t)wpid;
 			p->b = (uint32_t)tcpu;
-			p->c = r->tid;		/* the waker: the thread the tracepoint ran in */
+			/* the thread the tracepoint ran in, unless that was an interrupt */
+			p->c = flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ | TRACE_FLAG_NMI) ? 0 :
+			       r->tid;
 		}
 	}
 	if (!ok) {
@@ -1188,10 +1206,23 @@ static int emit_one(struct recorder *rc, struct pend *p)
 		rc->sched_switches++;
 		rc->sched_switch_outs += tid_recorded(rc, (pid_t)p->a);
 		break;
-	case P_SCHED_WAKEUP:
+	case P_SCHED_WAKING: {
+		unsigned int slot = p->a % WAKER_SLOTS;
+
+		rc->sched.wakers[slot].wakee = (pid_t)p->a;
+		rc->sched.wakers[slot].waker = (pid_t)p->c;
+		return 0;	/* not written: its waker goes into the wakeup */
+	}
+	case P_SCHED_WAKEUP: {
+		unsigned int slot = p->a % WAKER_SLOTS;
+
 		if (!tid_recorded(rc, (pid_t)p->a)) {
 			rc->sched_other++;
 			return 0;
+		}
+		if (rc->sched.wakers[slot].wakee == (pid_t)p->a) {
+			p->c = (uint32_t)rc->sched.wakers[slot].waker;
+			rc->sched.wakers[slot].wakee = 0;
 		}
 		cls = VPERF_CTF_EV_SCHED_WAKEUP;
 		v[0] = VPERF_CTF_U32(p->a);
@@ -1200,6 +1231,7 @@ static int emit_one(struct recorder *rc, struct pend *p)
 		n = 3;
 		rc->sched_wakeups++;
 		break;
+	}
 	case P_FORK:
 		err = tid_add(rc, (pid_t)p->d);
 		if (err)
