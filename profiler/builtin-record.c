@@ -93,7 +93,9 @@ static const struct cli_usage record_usage = {
 	.synopsis = record_synopsis,
 	.summary = "Sample a command (or a running process) and every thread it starts, on this "
 		   "machine, into a CTF trace directory that `babeltrace2 DIR` reads: samples with "
-		   "their counts and callchains, forks, execs and exits, on CLOCK_MONOTONIC. "
+		   "their counts and callchains, each thread's switches (with the sched tracepoints' "
+		   "switches and wakeups where the kernel allows), forks, execs and exits, on "
+		   "CLOCK_MONOTONIC. "
 		   "`vperf report --header -i DIR` says what it holds. The exit status is the "
 		   "command's. To record a guest from the host, see `vperf vm record`.",
 	.opts = record_opts,
@@ -436,7 +438,7 @@ struct recorder {
 	uint64_t seq, last_ts, first_ts;
 	size_t page;
 	/* figures */
-	uint64_t events, samples, samples_by[MAX_EVENTS], forks, execs, exits, comms, switches;
+	uint64_t events, samples, samples_by[MAX_EVENTS], forks, execs, exits, switches;
 	uint64_t switch_outs, sched_switches, sched_switch_outs, sched_wakeups, sched_other;
 	uint64_t lost_ring, lost_samples, throttles, late, bad_records, bad_bytes, chain_trunc;
 	char bad_why[160];
@@ -1046,7 +1048,6 @@ static int take(struct recorder *rc, const struct ring *ring, const struct vperf
 		break;
 	}
 	case VPERF_PERFREC_COMM:
-		rc->comms++;
 		if (!r->comm.exec)
 			return 0;	/* a rename (prctl): not an exec */
 		p = pend_new(rc);

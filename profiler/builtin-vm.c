@@ -278,8 +278,12 @@ static int vm_args__parse(struct vm_args *va, const struct cli_usage *u, int arg
 			va->raw_only = true;
 			break;
 		case OPT_EVENT:
-			if (!*a || strchr(a, ',') || strchr(a, '\'')) {
-				cli_usage_error(u, "-e '%s': one guest perf event", a);
+			/* it becomes a word of the guest's shell command line: event-name characters only */
+			if (!*a || strlen(a) > 255 ||
+			    strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+				      "_-:.=/+") != strlen(a)) {
+				cli_usage_error(u, "-e '%s': one guest perf event name (letters, digits and "
+						"_ - : . = / + only)", a);
 				goto out;
 			}
 			va->event = a;

@@ -54,13 +54,11 @@ int vperf_perf_ring__next(struct vperf_perf_ring *ring, const void **rec, size_t
 	return 1;
 }
 
-int vperf_perfdec__add(struct vperf_perfdec *d, uint64_t id, uint64_t sample_type,
-		       unsigned int index)
+/* The index of the first registered id >= id (the table is sorted). */
+static size_t lower_bound(const struct vperf_perfdec *d, uint64_t id)
 {
 	size_t lo = 0, hi = d->nr;
 
-	if (!(sample_type & PERF_SAMPLE_IDENTIFIER) || (sample_type & ~(uint64_t)KNOWN_SAMPLE_BITS))
-		return -EINVAL;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -69,6 +67,17 @@ int vperf_perfdec__add(struct vperf_perfdec *d, uint64_t id, uint64_t sample_typ
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+int vperf_perfdec__add(struct vperf_perfdec *d, uint64_t id, uint64_t sample_type,
+		       unsigned int index)
+{
+	size_t lo;
+
+	if (!(sample_type & PERF_SAMPLE_IDENTIFIER) || (sample_type & ~(uint64_t)KNOWN_SAMPLE_BITS))
+		return -EINVAL;
+	lo = lower_bound(d, id);
 	if (lo < d->nr && d->ev[lo].id == id)
 		return -EEXIST;
 	if (d->nr == d->cap) {
@@ -136,16 +145,8 @@ static void u32x2(struct cur *c, uint32_t *a, uint32_t *b)
 
 static int find(const struct vperf_perfdec *d, uint64_t id)
 {
-	size_t lo = 0, hi = d->nr;
+	size_t lo = lower_bound(d, id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->ev[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < d->nr && d->ev[lo].id == id ? (int)lo : -1;
 }
 

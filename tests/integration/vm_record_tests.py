@@ -174,6 +174,23 @@ def test_record_max_zero_rejected():
     bad(["--record-max", "0", "--", "true"], ["--record-max"])
 
 
+def test_sampling_options_refused_when_bad_before_anything_runs():
+    bad(["-e", "cpu-clock;reboot", "--", "true"], ["-e", "one guest perf event name"])
+    bad(["-e", "cpu-clock,task-clock", "--", "true"], ["-e"])
+    bad(["-F", "0", "--", "true"], ["-F"])
+    bad(["-F", "100", "-c", "1000", "--", "true"], ["not both"])
+    bad(["--no-vperf", "-g", "--", "true"], ["--no-vperf"])
+
+
+def test_sampling_options_wrap_the_command_for_the_guest_sampler():
+    r = record("--raw-only", "-o", "rec", "-F", "500", "-g", "--", "echo 'a b'", "x")
+    check(r.returncode == 7, "exit status %d, expected the runner's 7" % r.returncode)
+    lines = [l for l in r.stdout.splitlines() if l.startswith("ARGS ")]
+    check(len(lines) == 1, "the runner did not run exactly once")
+    want = "-- vperf record --into-host -q -F 500 -g -- sh -c 'echo '\\''a b'\\'' x'"
+    check(lines[0].endswith(want), "the guest command is not wrapped as %r: %r" % (want, lines[0]))
+
+
 def test_bad_vm_run_option_rejected_like_vm_run():
     bad(["--vcpus", "99", "--", "true"], ["--vcpus"])
 
