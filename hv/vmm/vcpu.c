@@ -144,6 +144,14 @@ static uint64_t coarse_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* KVM_MP_STATE_* (0 runnable, 3 halted, ...), -1 when KVM cannot say. */
+static int mp_state(struct vcpu *vcpu)
+{
+	struct kvm_mp_state mp;
+
+	return ioctl(vcpu->fd, KVM_GET_MP_STATE, &mp) < 0 ? -1 : (int)mp.mp_state;
+}
+
 /*
  * Where a vCPU that timed out was, and whether it still ran: its registers, its pending events,
  * when KVM_RUN last returned an exit to us and which, and a pointer chase from RAX (the first
@@ -192,6 +200,18 @@ static void dump_stuck(struct vcpu *vcpu)
 		p = next;
 	}
 	pr_err("vcpu%u: from rax 0x%llx%s", vcpu->id, r.rax, chase);
+	/* the code around RIP (what loops or faults there), and whether the stack is mapped at all */
+	for (n = 0, i = -2; i < 2; i++) {
+		if (!read_gva(vcpu, (r.rip & ~7ull) + 8 * (uint64_t)(int64_t)i, &next)) {
+			n += (size_t)snprintf(chase + n, sizeof(chase) - n, " (unmapped)");
+			continue;
+		}
+		n += (size_t)snprintf(chase + n, sizeof(chase) - n, " %016" PRIx64, next);
+	}
+	pr_err("vcpu%u: code at 0x%llx (quadwords from 0x%llx, little-endian):%s; idt 0x%llx+%u "
+	       "gdt 0x%llx+%u tr 0x%llx; mp_state %d",
+	       vcpu->id, r.rip, (r.rip & ~7ull) - 16, chase, s.idt.base, s.idt.limit, s.gdt.base,
+	       s.gdt.limit, s.tr.base, mp_state(vcpu));
 	/* the top of the stack: return addresses among them give the call chain */
 	for (n = 0, i = 0; i < 24; i++) {
 		char line[40];

@@ -20,7 +20,8 @@
 #   --timeout S     seconds before QEMU is killed (default 600)
 #   --smp N         L1 vCPUs (default 2)
 #   --mem MB        L1 memory (default 2048)
-#   --append ARGS   extra kernel command line for L1
+#   --append ARGS   extra kernel command line for L1 (VPERF_L1_APPEND adds more, e.g. kvm_amd.npt=0 for an
+#                   experiment; vm-run.sh and soak.sh pass it through the environment)
 #   --disk FILE     attach FILE (an existing raw image) to L1 as a virtio disk: the first is /dev/vda, the next
 #                   /dev/vdb, ...; L1's /init loads the virtio-blk modules (from the image's kernel) with the
 #                   others. How L1 hands files back to this host (vm-run.sh --record)
@@ -46,7 +47,7 @@ PAYLOADS=()
 TIMEOUT=600
 SMP=2
 MEM=2048
-APPEND=""
+APPEND="${VPERF_L1_APPEND:-}"
 LOG=""
 QUIET=0
 COMPRESS=none
@@ -60,7 +61,7 @@ while [ $# -gt 0 ]; do
 	--timeout) TIMEOUT=${2:?--timeout needs seconds}; shift 2 ;;
 	--smp) SMP=${2:?}; shift 2 ;;
 	--mem) MEM=${2:?}; shift 2 ;;
-	--append) APPEND=${2?}; shift 2 ;;
+	--append) APPEND="$APPEND ${2?}"; shift 2 ;;
 	--log) LOG=${2:?}; shift 2 ;;
 	--quiet) QUIET=1; shift ;;
 	--compress) COMPRESS=${2:?}; shift 2 ;;

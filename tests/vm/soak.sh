@@ -19,6 +19,9 @@
 #                      the vCPU threads run (vperf only)
 #   --l1-trace         trace L1's KVM and print its last lines after a crash or timeout (vm-run.sh --l1-trace;
 #                      vperf only)
+#   --host-bg CMD      a shell command run in the background where vperf-vmm runs (L1 when nested) beside each
+#                      boot (vm-run.sh --host-bg), e.g. to provoke what the host kernel does to guest memory
+#                      (vperf only)
 #   --timeout S        per boot (default 300; fuzz: --seconds + 120)
 #   --build DIR        the CMake build with profiler/vperf (default build/)
 # Prints one line per boot and a summary: "soak: vmm=... what=... vcpus=... boots=N ok=A failed=B (statuses:
@@ -42,6 +45,7 @@ VCPUS=2
 KMOD=0
 L1T=()
 REC=()
+HBG=()
 TIMEOUT=
 BUILD="$VM_DIR/../../build"
 while [ $# -gt 0 ]; do
@@ -56,6 +60,7 @@ while [ $# -gt 0 ]; do
 	--l1-trace) L1T=(--l1-trace); shift ;;
 	--record) REC=(--vmm-arg --record --vmm-arg /tmp/soak.vraw); shift ;;
 	--timeout) TIMEOUT=${2:?}; shift 2 ;;
+	--host-bg) HBG=(--host-bg "${2:?}"); shift 2 ;;
 	--build) BUILD=${2:?}; shift 2 ;;
 	-h | --help) usage 0 ;;
 	*) die "$VM_EXIT_USAGE" "unknown option '$1' (see --help)" ;;
@@ -82,8 +87,9 @@ cpu)
 	;;
 kmod)	# as kmod-test's cycles case: each cycle runs a process whose 4 threads are monitored, then unloads
 	# the module's text address each cycle: a vCPU that stops in the module can be placed (nm on the .ko)
-	CMD="rmmod vperf_guest; for i in \$(seq $CYCLES); do insmod /payload/vperf_guest.ko || exit 11;"
-	CMD="$CMD echo SOAK-CYCLE \$i text \$(cat /sys/module/vperf_guest/sections/.text);"
+	# and every module's address at the start: a RIP elsewhere in the module area can be placed too
+	CMD="rmmod vperf_guest; sed 's/^/SOAK-MODULE /' /proc/modules; for i in \$(seq $CYCLES); do insmod /payload/vperf_guest.ko || exit 11;"
+	CMD="$CMD echo SOAK-CYCLE \$i text \$(cat /sys/module/vperf_guest/sections/.text) init \$(cat /sys/module/vperf_guest/sections/.init.text);"
 	CMD="$CMD rm -f /tmp/r; vperf-kmod-thread churn 30 /tmp/r & p=\$!; w=0;"
 	CMD="$CMD while [ ! -e /tmp/r ] && [ \$w -lt 500 ]; do sleep 0.01; w=\$((w + 1)); done; rm -f /tmp/r;"
 	CMD="$CMD wait \$p || exit 13; rmmod vperf_guest || exit 12; done; echo SOAK-DONE"
@@ -110,7 +116,7 @@ if [ "$VMM" = vperf ]; then
 		KT="$("$VM_DIR/kmod-test/build.sh")" || die "$VM_EXIT_USAGE" "building the kmod test programs failed"
 		VP+=(--add "$KT/vperf-kmod-thread" --add "$KT/vperf-kmod-fuzz")
 	fi
-	"$VM_DIR/vm-run.sh" --vcpus "$VCPUS" --timeout "$TIMEOUT" --repeat "$BOOTS" "${L1T[@]}" "${REC[@]}" "${VP[@]}" \
+	"$VM_DIR/vm-run.sh" --vcpus "$VCPUS" --timeout "$TIMEOUT" --repeat "$BOOTS" "${L1T[@]}" "${REC[@]}" "${HBG[@]}" "${VP[@]}" \
 		-- "$CMD" \
 		>"$LOG" 2>&1
 else
