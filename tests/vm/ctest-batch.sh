@@ -6,9 +6,9 @@
 # One retry, on the nested stack only, loudly, with the first run's log kept as LOG.first and the reason printed;
 # every case is judged on the second run. Reasons, all ones no case asks for:
 # - the run timed out (124) or its guest crashed (123: L2; 122: L1 triple-faulted, QEMU's reset log says so).
-#   Under QEMU TCG a guest now and then stops dead (a vCPU that never takes another interrupt, the L1 kernel
-#   reporting an RCU stall on the CPU that runs it) or triple-faults without a word (tests/vm/README.md,
-#   "Freezes");
+#   Under QEMU TCG a guest now and then stops dead or triple-faults without a word: QEMU's emulated SVM (7.2 and
+#   10.0.2) now and then stores L1's own registers as the L2 guest's at a world switch, or leaves an L1 CPU
+#   halted with its interrupts pending (tests/vm/README.md, "Freezes", 2026-11-26: the evidence);
 # - cases failed while this machine's own hypervisor took at least STEAL_PCT (2) percent of its CPU time
 #   (/proc/stat steal): the nested stack's clocks then disagree (guest CPU time 5..30% ahead of the vCPU threads'
 #   with 17..21% stolen, 2026-11-23). 2%: kmod runs whose 3% known answers failed lost 6..21%, ones that passed

@@ -45,7 +45,7 @@ usage() {
 IMAGE="$VPERF_VM_IMAGE"
 PAYLOADS=()
 TIMEOUT=600
-SMP=2
+SMP=${VPERF_L1_SMP:-2}	# the environment too, for experiments through vm-run.sh and soak.sh
 MEM=2048
 APPEND="${VPERF_L1_APPEND:-}"
 LOG=""

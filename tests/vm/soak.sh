@@ -24,6 +24,8 @@
 #                      (vperf only)
 #   --timeout S        per boot (default 300; fuzz: --seconds + 120)
 #   --build DIR        the CMake build with profiler/vperf (default build/)
+# Environment for experiments: VPERF_L1_SMP (L1's CPUs, default 2), VPERF_L1_APPEND and VPERF_L2_APPEND (more
+# kernel parameters for L1 and for the guest, e.g. VPERF_L2_APPEND='page_poison=1 slub_debug=FZPU').
 # Prints one line per boot and a summary: "soak: vmm=... what=... vcpus=... boots=N ok=A failed=B (statuses:
 # 123 crash x, 124 timeout y, ...)". Exit status 0 when every boot passed, 1 when some failed, 2 usage.
 # Each boot's console is in build-vm/soak-<vmm>-<what>-<date>.log.

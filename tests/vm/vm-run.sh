@@ -202,7 +202,8 @@ mkcpio "$TREE" "$OUT/extra.gz"
 cp "$INITRD" "$OUT/initrd"
 truncate -s %512 "$OUT/initrd"	# an appended archive must start aligned (README, pitfalls)
 cat "$OUT/extra.gz" >>"$OUT/initrd"
-APPEND="vperf.run=/vperf/cmd.sh"
+# VPERF_L2_APPEND: more guest kernel parameters, for experiments (e.g. page_poison=1 slub_debug=FZPU)
+APPEND="vperf.run=/vperf/cmd.sh${VPERF_L2_APPEND:+ $VPERF_L2_APPEND}"
 
 # wait_for PID: wait until PID ended, whatever traps run meanwhile; st = its status.
 wait_for() {
