@@ -24,7 +24,7 @@ static const struct cmd_struct commands[] = {
 	{ "list", cmd_list, "List the events this host knows and can count" },
 	{ "stat", cmd_stat, "Count events while a command or a process runs" },
 	{ "record", cmd_record, "Sample a command or a process into a CTF recording" },
-	{ "report", cmd_report, "Describe a recording (report --header)" },
+	{ "report", cmd_report, "Which code is hot in a recording, by symbol, object, thread (report)" },
 	{ "vm", cmd_vm, "Run a command in a guest booted by vperf-vmm, or record it (vm run, vm record)" },
 };
 
