@@ -181,7 +181,7 @@ static const char *cell(const struct vperf_report_hist *h, const struct vperf_re
 		dso_col |= h->keys[i] == VPERF_REPORT_KEY_DSO;
 	if (h->keys[k] == VPERF_REPORT_KEY_SYMBOL && !strcmp(row->key[k], VPERF_REPORT_UNKNOWN) &&
 	    !dso_col) {
-		snprintf(buf, len, "%s (%s)", VPERF_REPORT_UNKNOWN, row->dso);
+		snprintf(buf, len, VPERF_REPORT_UNKNOWN_IN, row->dso);
 		return buf;
 	}
 	return row->key[k];

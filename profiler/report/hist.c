@@ -45,87 +45,17 @@ int vperf_report_keys_parse(const char *list, enum vperf_report_key *keys, size_
 	return 0;
 }
 
-/* ---- a string-keyed table of indices (rows by key tuple, chains by frames) ---- */
-
-struct table {
-	char **key;
-	size_t *val;
-	size_t cap, nr;
-};
-
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
-static void table_exit(struct table *t)
-{
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->key[i]);
-	free(t->key);
-	free(t->val);
-	memset(t, 0, sizeof(*t));
-}
-
-/* The value of key, or the new value val if key was not there (*added set); -ENOMEM. */
-static int table_get(struct table *t, const char *key, size_t val, size_t *out, bool *added)
-{
-	size_t i;
-
-	if (2 * (t->nr + 1) > t->cap) {
-		struct table n = { .cap = t->cap ? 2 * t->cap : 64 };
-
-		n.key = calloc(n.cap, sizeof(*n.key));
-		n.val = calloc(n.cap, sizeof(*n.val));
-		if (!n.key || !n.val) {
-			free(n.key);
-			free(n.val);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < t->cap; j++) {
-			if (!t->key[j])
-				continue;
-			for (i = hash(t->key[j]) & (n.cap - 1); n.key[i]; i = (i + 1) & (n.cap - 1))
-				;
-			n.key[i] = t->key[j];
-			n.val[i] = t->val[j];
-		}
-		n.nr = t->nr;
-		free(t->key);
-		free(t->val);
-		*t = n;
-	}
-	for (i = hash(key) & (t->cap - 1); t->key[i]; i = (i + 1) & (t->cap - 1)) {
-		if (!strcmp(t->key[i], key)) {
-			*out = t->val[i];
-			*added = false;
-			return 0;
-		}
-	}
-	t->key[i] = strdup(key);
-	if (!t->key[i])
-		return -ENOMEM;
-	t->val[i] = val;
-	t->nr++;
-	*out = val;
-	*added = true;
-	return 0;
-}
-
 /* ---- keys ---- */
 
 /* A string of the histogram's own (tid, pid), interned in owned. */
-static const char *owned_str(struct vperf_report_hist *h, struct table *t, const char *s)
+static const char *owned_str(struct vperf_report_hist *h, struct vperf_report_strtab *t,
+			     const char *s)
 {
 	size_t idx;
 	bool added;
 	char **n;
 
-	if (table_get(t, s, h->nr_owned, &idx, &added))
+	if (vperf_report_strtab__get(t, s, h->nr_owned, &idx, &added))
 		return NULL;
 	if (!added)
 		return h->owned[idx];
@@ -137,7 +67,8 @@ static const char *owned_str(struct vperf_report_hist *h, struct table *t, const
 	return h->owned[h->nr_owned] ? h->owned[h->nr_owned++] : NULL;
 }
 
-static const char *key_of(struct vperf_report *r, struct vperf_report_hist *h, struct table *own,
+static const char *key_of(struct vperf_report *r, struct vperf_report_hist *h,
+			  struct vperf_report_strtab *own,
 			  const struct vperf_report_sample *s, enum vperf_report_key k)
 {
 	const struct vperf_report_frame *f = s->nr_frames ? vperf_report__frame(r, s->frame) : NULL;
@@ -194,7 +125,8 @@ static char *chain_key(struct vperf_report *r, const struct vperf_report_sample 
 	return k;
 }
 
-static int add_chain(struct vperf_report *r, struct vperf_report_row *row, struct table *t,
+static int add_chain(struct vperf_report *r, struct vperf_report_row *row,
+		     struct vperf_report_strtab *t,
 		     size_t sample)
 {
 	const struct vperf_report_sample *s = &r->samples[sample];
@@ -205,7 +137,7 @@ static int add_chain(struct vperf_report *r, struct vperf_report_row *row, struc
 
 	if (!key)
 		return -ENOMEM;
-	err = table_get(t, key, row->nr_chains, &idx, &added);
+	err = vperf_report_strtab__get(t, key, row->nr_chains, &idx, &added);
 	free(key);
 	if (err)
 		return err;
@@ -253,7 +185,7 @@ static int chain_by_period(const void *a, const void *b)
 int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf_report_key *keys,
 			     size_t nr_keys, bool chains, struct vperf_report_hist *h)
 {
-	struct table rows = { 0 }, own = { 0 }, *ct = NULL;
+	struct vperf_report_strtab rows = { 0 }, own = { 0 }, *ct = NULL;
 	size_t cap = 0;
 	int err = 0;
 
@@ -291,12 +223,12 @@ int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf
 		/* a symbol's row is also its DSO's: "main" of two programs are two rows */
 		if (leaf)
 			snprintf(tuple + off, sizeof(tuple) - off, "%s", leaf->dso);
-		err = table_get(&rows, tuple, h->nr_rows, &idx, &added);
+		err = vperf_report_strtab__get(&rows, tuple, h->nr_rows, &idx, &added);
 		if (err)
 			break;
 		if (added) {
 			struct vperf_report_row *row;
-			struct table *n;
+			struct vperf_report_strtab *n;
 
 			if (h->nr_rows == cap) {
 				size_t c = cap ? 2 * cap : 64;
@@ -327,10 +259,10 @@ int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf
 			err = add_chain(r, &h->rows[idx], &ct[idx], i);
 	}
 	for (size_t i = 0; ct && i < h->nr_rows; i++)
-		table_exit(&ct[i]);
+		vperf_report_strtab__exit(&ct[i]);
 	free(ct);
-	table_exit(&rows);
-	table_exit(&own);
+	vperf_report_strtab__exit(&rows);
+	vperf_report_strtab__exit(&own);
 	if (err) {
 		vperf_report_hist__exit(h);
 		return err;

@@ -32,6 +32,8 @@ extern "C" {
 
 #define VPERF_REPORT_UNKNOWN	"[unknown]"
 #define VPERF_REPORT_KERNEL_DSO	"[kernel.kallsyms]"
+/* An unknown frame's name where its DSO has no column of its own: "[unknown] in libc.so.6" */
+#define VPERF_REPORT_UNKNOWN_IN	VPERF_REPORT_UNKNOWN " in %s"
 
 /* Layers (the recording's packet context `layer`, docs/recording.md section 3). */
 extern const char *const vperf_report_layer_names[5];
@@ -205,10 +207,27 @@ int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf
 void vperf_report_hist__exit(struct vperf_report_hist *h);
 
 /*
- * A frame's name for stacks (folded, pprof, -g): the symbol, or "[unknown] (dso)" so that
- * unknown frames of different files stay apart.  buf holds it when it has to be made.
+ * A frame's name for stacks (folded, pprof, -g): the symbol, or "[unknown] in dso" so that
+ * unknown frames of different files stay apart (no parentheses: pprof would take them for a
+ * parameter list and drop them).  buf holds it when it has to be made.
  */
 const char *vperf_report__frame_name(struct vperf_report *r, size_t frame, char *buf, size_t len);
+
+/* ---- a string-keyed table of indices ------------------------------------- */
+
+struct vperf_report_strtab {
+	char **key;
+	size_t *val;
+	size_t cap, nr;
+};
+
+/*
+ * The index kept for key, or val, kept for it from now on, if key was not there (*added says
+ * which).  0 or -ENOMEM.  Zeroed: empty.
+ */
+int vperf_report_strtab__get(struct vperf_report_strtab *t, const char *key, size_t val,
+			     size_t *out, bool *added) __attribute__((warn_unused_result));
+void vperf_report_strtab__exit(struct vperf_report_strtab *t);
 
 #ifdef __cplusplus
 }

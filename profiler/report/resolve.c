@@ -78,6 +78,6 @@ const char *vperf_report__frame_name(struct vperf_report *r, size_t frame, char 
 
 	if (f->found)
 		return f->sym;
-	snprintf(buf, len, "%s (%s)", VPERF_REPORT_UNKNOWN, f->dso);
+	snprintf(buf, len, VPERF_REPORT_UNKNOWN_IN, f->dso);
 	return buf;
 }
