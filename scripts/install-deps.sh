@@ -14,6 +14,10 @@ PKGS=(
 	acpica-tools           # iasl checks vperf-vmm's ACPI tables
 	libbabeltrace-ctf-dev babeltrace2 # CTF trace writer (profiler/record); tests read traces back
 	libtraceevent-dev      # host kernel events of raw recordings (profiler/record/hostevents.c)
+	libbabeltrace2-dev     # vperf report/export read recordings (profiler/report/reader.c)
+	libelf-dev             # symbols of the files a recording mapped (profiler/report/symbols.c)
+	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev # vperf export --to pprof (profiler/export)
+	golang-go              # go tool pprof reads the exported profile (tests/integration/report_tests.py)
 )
 
 SUDO=""
