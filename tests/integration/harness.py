@@ -4,6 +4,8 @@ which runs one named test in a fresh temporary directory and turns its verdict i
 status: 0 pass, 1 fail, 77 skip (after printing "SKIP: <reason>")."""
 
 import argparse
+import os
+import shlex
 import shutil
 import tempfile
 
@@ -19,6 +21,33 @@ class Fail(Exception):
 def check(cond, msg):
     if not cond:
         raise Fail(msg)
+
+
+def show(cmd, out, err, status, tail=6000):
+    """Print a command, the end of its stdout and stderr, and its exit status (the test's log)."""
+    print("$ " + " ".join(shlex.quote(a) for a in cmd), flush=True)
+    for name, text in (("stdout", out), ("stderr", err)):
+        if text:
+            print("--- %s ---" % name)
+            print(text.rstrip("\n")[-tail:])
+    print("--- exit %d ---" % status, flush=True)
+
+
+def need_perf():
+    """Skip where this machine lets no one sample (perf_event_paranoid 3 or more, no perf)."""
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            level = int(f.read())
+    except (OSError, ValueError):
+        raise Skip("no /proc/sys/kernel/perf_event_paranoid: this kernel has no perf events")
+    if level >= 3 and os.geteuid() != 0:
+        raise Skip("kernel.perf_event_paranoid is %d: sampling is not allowed to users here" % level)
+
+
+def tests_of(module_globals):
+    """A test script's tests: each test_<name>() by <name>."""
+    return {n[len("test_"):]: f for n, f in sorted(module_globals.items())
+            if n.startswith("test_") and callable(f)}
 
 
 def main(all_tests, prefix, setup, extra_args=()):

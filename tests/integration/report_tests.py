@@ -28,7 +28,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import Skip, Fail, check  # noqa: E402,F401
+from harness import Skip, Fail, check, need_perf, show  # noqa: E402,F401
 
 VPERF = None
 WORKLOADS = None
@@ -40,15 +40,6 @@ TOLERANCE = 0.10	# the report's ratio against the one the functions measured
 
 def p(*parts):
     return os.path.join(TMP, *parts)
-
-
-def show(cmd, out, err, status):
-    print("$ " + " ".join(shlex.quote(a) for a in cmd), flush=True)
-    for name, text in (("stdout", out), ("stderr", err)):
-        if text:
-            print("--- %s ---" % name)
-            print(text.rstrip("\n")[-4000:])
-    print("--- exit %d ---" % status, flush=True)
 
 
 def run(args, timeout=60, quiet=False):
@@ -66,16 +57,6 @@ def run(args, timeout=60, quiet=False):
 
 def vperf(*args, **kw):
     return run([VPERF] + list(args), **kw)
-
-
-def need_perf():
-    try:
-        with open("/proc/sys/kernel/perf_event_paranoid") as f:
-            level = int(f.read())
-    except (OSError, ValueError):
-        raise Skip("no /proc/sys/kernel/perf_event_paranoid: this kernel has no perf events")
-    if level >= 3 and os.geteuid() != 0:
-        raise Skip("kernel.perf_event_paranoid is %d: sampling is not allowed to users here" % level)
 
 
 def measured(stdout):
@@ -348,8 +329,7 @@ def test_help_documents_the_options():
 
 
 def tests():
-    return {n[len("test_"):]: f for n, f in sorted(globals().items())
-            if n.startswith("test_") and callable(f)}
+    return harness.tests_of(globals())
 
 
 def setup(a, tmp):
