@@ -30,20 +30,22 @@ static const char *const export_synopsis[] = {
 
 static const struct cli_option export_options[] = {
 	{ 'i', "input", "dir", "the recording (default " RECDIR_DEFAULT ")", OPT_INPUT },
-	{ 0, "to", "format", "folded: collapsed stacks, \"comm;root;...;leaf count\" per line, for "
-	  "flamegraph.pl and speedscope; pprof: a gzipped profile.proto for `go tool pprof`, values "
-	  "samples and the event's period", OPT_TO },
+	{ 0, "to", "format", "folded: collapsed stacks, \"comm;root;...;leaf count\" per line, "
+	  "for flamegraph.pl and speedscope; pprof: a gzipped profile.proto for `go tool pprof`, "
+	  "values samples and the event's period", OPT_TO },
 	{ 'o', "output", "file", "where to write (- for stdout)", OPT_OUTPUT },
-	{ 'e', "event", "event", "which sampled event (default: the recording's first)", OPT_EVENT },
+	{ 'e', "event", "event", "which sampled event (default: the recording's first)",
+	  OPT_EVENT },
 	{ 'h', "help", NULL, "show this help", OPT_HELP },
 };
 
 static const struct cli_usage export_usage = {
 	.cmd = "export",
 	.synopsis = export_synopsis,
-	.summary = "Write a recording's samples, with their resolved callchains, in another tool's "
-		   "format: collapsed stacks (folded) or a pprof profile. Record with `vperf record "
-		   "-g` for whole stacks; without, each stack is the sampled function alone.",
+	.summary = "Write a recording's samples, with their resolved callchains, in another "
+		   "tool's format: collapsed stacks (folded) or a pprof profile. Record with "
+		   "`vperf record -g` for whole stacks; without, each stack is the sampled "
+		   "function alone.",
 	.opts = export_options,
 	.nr_opts = sizeof(export_options) / sizeof(export_options[0]),
 	.permute = true,
@@ -86,8 +88,8 @@ static int parse_opts(struct export_opts *o, int argc, char **argv)
 		}
 	}
 	if (p.optind < argc)
-		status = cli_usage_error(&export_usage, "unexpected argument '%s' (the recording is "
-					 "given with -i DIR)", argv[p.optind]);
+		status = cli_usage_error(&export_usage, "unexpected argument '%s' (the recording "
+					 "is given with -i DIR)", argv[p.optind]);
 	else if (!*o->dir)
 		status = cli_usage_error(&export_usage, "-i needs a directory, not an empty name");
 	else if (!o->to)
@@ -113,8 +115,8 @@ static int export(const struct export_opts *o)
 		off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "",
 					vperf_export_formats[i].name);
 	if (!fmt)
-		return cli_usage_error(&export_usage, "--to %s: not a format this vperf writes (%s)",
-				       o->to, names);
+		return cli_usage_error(&export_usage, "--to %s: not a format this vperf writes "
+				       "(%s)", o->to, names);
 	if (!to_stdout) {
 		/* FILE.tmp-PID beside it, renamed over it once complete */
 		if (snprintf(tmp, sizeof(tmp), "%s.tmp-%d", o->output, (int)getpid()) >=
@@ -122,7 +124,8 @@ static int export(const struct export_opts *o)
 			return cli_error("export", "-o %s: the name is too long", o->output);
 		out = fopen(tmp, "wb");
 		if (!out)
-			return cli_error("export", "cannot write %s: %s", o->output, strerror(errno));
+			return cli_error("export", "cannot write %s: %s", o->output,
+					 strerror(errno));
 	}
 	err = vperf_report__open(o->dir, &r, why, sizeof(why));
 	if (err) {
@@ -132,8 +135,9 @@ static int export(const struct export_opts *o)
 	if (o->event) {
 		event = vperf_report__event(r, o->event);
 		if (event < 0) {
-			status = cli_error("export", "-e %s: %s has no samples of that event (it has: "
-					   "%s)", o->event, o->dir, r->event_list ? r->event_list : "");
+			status = cli_error("export", "-e %s: %s has no samples of that event (it "
+					   "has: %s)", o->event, o->dir,
+					   r->event_list ? r->event_list : "");
 			goto out_file;
 		}
 	} else if (!r->nr_events) {
@@ -144,7 +148,8 @@ static int export(const struct export_opts *o)
 	if (err)
 		status = cli_error("export", "writing %s: %s", o->output, why);
 	if (!status && (fflush(out) || ferror(out)))
-		status = cli_error("export", "writing %s: %s", o->output, strerror(errno ? errno : EIO));
+		status = cli_error("export", "writing %s: %s", o->output,
+				   strerror(errno ? errno : EIO));
 out_file:
 	vperf_report__delete(r);
 	if (to_stdout)
@@ -169,8 +174,8 @@ int cmd_export(int argc, char **argv)
 #ifdef VPERF_HAVE_REPORT
 	return export(&o);
 #else
-	return cli_error("export", "this vperf was built without libbabeltrace2 or libelf (Debian "
-			 "libbabeltrace2-dev, libelf-dev: scripts/install-deps.sh): it cannot read %s",
-			 o.dir);
+	return cli_error("export", "this vperf was built without libbabeltrace2 or libelf "
+			 "(Debian libbabeltrace2-dev, libelf-dev: scripts/install-deps.sh): it "
+			 "cannot read %s", o.dir);
 #endif
 }

@@ -1470,7 +1470,7 @@ static int synth_process(struct recorder *rc, const pid_t *tids, size_t nr_tids,
 		name = line + pos;
 		name[strcspn(name, "\n")] = 0;
 		if (!*name)
-			continue;	/* anonymous executable memory (a JIT): nothing to resolve in */
+			continue;	/* anonymous executable memory (a JIT): no file */
 		p = pend_new(rc);
 		if (!p || !(p->name = strdup(name))) {
 			rc->nr_pend -= p != NULL;
@@ -1482,7 +1482,8 @@ static int synth_process(struct recorder *rc, const pid_t *tids, size_t nr_tids,
 		p->ts = ts;
 		p->cpu = (uint32_t)rc->cpus[0];
 		p->a = p->b = (uint32_t)pid;
-		p->c = PROT_EXEC | (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0);
+		p->c = PROT_EXEC | (perms[0] == 'r' ? PROT_READ : 0) |
+		       (perms[1] == 'w' ? PROT_WRITE : 0);
 		p->start = start;
 		p->len = end - start;
 		p->pgoff = off;
@@ -1534,7 +1535,7 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* /proc/kallsyms into syms (text pointing into *text), sorted; -errno, or 0 with why on a refusal */
+/* /proc/kallsyms into syms (names pointing into *text), sorted by address: 0 or -errno. */
 static int read_kallsyms(char **text, struct ksym **syms, size_t *nr)
 {
 	size_t len = 0, cap = 0, n = 0, scap = 0;

@@ -37,35 +37,35 @@ enum {
 #define CHAIN_MIN_PCT	0.5	/* -g: chains under this share of the event are summed up */
 
 static const char *const report_synopsis[] = {
-	"vperf report [-i <dir>] [--sort key[,key...]] [-g caller|callee] [--stdio | -x <sep> | -j]",
+	"vperf report [-i <dir>] [--sort key[,key...]] [-g caller|callee] [--stdio|-x <sep>|-j]",
 	"vperf report --header [-i <dir>]",
 	NULL,
 };
 
 static const struct cli_option report_options[] = {
 	{ 'i', "input", "dir", "the recording (default " RECDIR_DEFAULT ")", OPT_INPUT },
-	{ 's', "sort", "keys", "group samples by these, comma-separated: symbol, dso, thread (or tid), "
-	  "pid, comm, layer (default " DEFAULT_SORT ")", OPT_SORT },
+	{ 's', "sort", "keys", "group samples by these, comma-separated: symbol, dso, thread (or "
+	  "tid), pid, comm, layer (default " DEFAULT_SORT ")", OPT_SORT },
 	{ 'g', "call-graph", "order", "print each row's callchains, caller (root first) or callee "
 	  "(the sampled function first); the recording needs `vperf record -g`", OPT_GRAPH },
 	{ 0, "stdio", NULL, "a table for people (the default)", OPT_STDIO },
 	{ 'x', "field-separator", "sep", "CSV: a header line, then one line per row, fields "
 	  "separated by sep", OPT_SEP },
 	{ 'j', "json", NULL, "one JSON object: every event's rows (and -g's chains)", OPT_JSON },
-	{ 0, "header", NULL, "print what the recording holds: layers, events per type, losses, clock "
-	  "mapping, duration", OPT_HEADER },
+	{ 0, "header", NULL, "print what the recording holds: layers, events per type, losses, "
+	  "clock mapping, duration", OPT_HEADER },
 	{ 'h', "help", NULL, "show this help", OPT_HELP },
 };
 
 static const struct cli_usage report_usage = {
 	.cmd = "report",
 	.synopsis = report_synopsis,
-	.summary = "Which code is hot in a recording made by `vperf record` (a CTF trace directory "
-		   "that `babeltrace2 DIR` also reads): its samples grouped by symbol, shared object, "
-		   "thread, command or layer, each row's share of the sampled event (Overhead), most "
-		   "first; symbols from the executables and libraries the recording mapped, kernel "
-		   "symbols from the recording. `vperf export` writes the same samples for "
-		   "flame graphs and pprof.",
+	.summary = "Which code is hot in a recording made by `vperf record` (a CTF trace "
+		   "directory that `babeltrace2 DIR` also reads): its samples grouped by symbol, "
+		   "shared object, thread, command or layer, each row's share of the sampled event "
+		   "(Overhead), most first; symbols from the executables and libraries the "
+		   "recording mapped, kernel symbols from the recording. `vperf export` writes the "
+		   "same samples for flame graphs and pprof.",
 	.opts = report_options,
 	.nr_opts = sizeof(report_options) / sizeof(report_options[0]),
 	.permute = true,
@@ -118,9 +118,9 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 			break;
 		case OPT_SEP:
 			if (!*p.optarg || strpbrk(p.optarg, "\"\n")) {
-				status = cli_usage_error(&report_usage, "-x '%s': a separator of one or "
-							 "more characters, without '\"' or a newline",
-							 p.optarg);
+				status = cli_usage_error(&report_usage, "-x '%s': a separator of "
+							 "one or more characters, without '\"' or "
+							 "a newline", p.optarg);
 				goto out;
 			}
 			o->sep = p.optarg;
@@ -135,8 +135,8 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		}
 	}
 	if (p.optind < argc) {
-		status = cli_usage_error(&report_usage, "unexpected argument '%s' (the recording is "
-					 "given with -i DIR)", argv[p.optind]);
+		status = cli_usage_error(&report_usage, "unexpected argument '%s' (the recording "
+					 "is given with -i DIR)", argv[p.optind]);
 		goto out;
 	}
 	if (!*o->dir) {
@@ -144,7 +144,7 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		goto out;
 	}
 	if (o->graph && o->fmt == FMT_CSV)
-		status = cli_usage_error(&report_usage, "-g prints with --stdio or -j, not with -x");
+		status = cli_usage_error(&report_usage, "-g prints with --stdio or -j, not -x");
 out:
 	cli_parser__exit(&p);
 	return status;
@@ -237,8 +237,10 @@ static void print_stdio(struct vperf_report *r, const struct vperf_report_hist *
 		fprintf(out, "  %-*s", k + 1 < h->nr_keys ? width[k] : 0, key_titles[h->keys[k]]);
 	fprintf(out, "\n# ........  .......");
 	for (size_t k = 0; k < h->nr_keys; k++) {
+		int w = k + 1 < h->nr_keys ? width[k] : (int)strlen(key_titles[h->keys[k]]);
+
 		fprintf(out, "  ");
-		for (int i = 0; i < (k + 1 < h->nr_keys ? width[k] : (int)strlen(key_titles[h->keys[k]])); i++)
+		for (int i = 0; i < w; i++)
 			fputc('.', out);
 	}
 	fprintf(out, "\n#\n");
@@ -252,7 +254,8 @@ static void print_stdio(struct vperf_report *r, const struct vperf_report_hist *
 			int w = k + 1 < h->nr_keys ? width[k] : 0;
 
 			if (h->keys[k] == VPERF_REPORT_KEY_SYMBOL)
-				fprintf(out, "  %s %-*s", row->kernel ? "[k]" : "[.]", w ? w - 4 : 0, t);
+				fprintf(out, "  %s %-*s", row->kernel ? "[k]" : "[.]",
+					w ? w - 4 : 0, t);
 			else
 				fprintf(out, "  %-*s", w, t);
 		}
@@ -268,8 +271,8 @@ static void print_stdio(struct vperf_report *r, const struct vperf_report_hist *
 			shown++;
 		}
 		if (rest)
-			fprintf(out, "%12s---%" PRIu64 " more sample%s in chains under %.1f%% each\n", "",
-				rest, rest == 1 ? "" : "s", CHAIN_MIN_PCT);
+			fprintf(out, "%12s---%" PRIu64 " more sample%s in chains under %.1f%% "
+				"each\n", "", rest, rest == 1 ? "" : "s", CHAIN_MIN_PCT);
 		fputc('\n', out);
 	}
 }
@@ -342,15 +345,17 @@ static void print_json(struct vperf_report *r, const struct vperf_report_hist *h
 				const struct vperf_report_chain *ch = &row->chains[c];
 				const struct vperf_report_sample *s = &r->samples[ch->sample];
 
-				fprintf(out, "%s{\"overhead\":%.4f,\"samples\":%" PRIu64 ",\"frames\":[",
-					c ? "," : "", pct(ch->period, h->period), ch->samples);
+				fprintf(out, "%s{\"overhead\":%.4f,\"samples\":%" PRIu64
+					",\"frames\":[", c ? "," : "", pct(ch->period, h->period),
+					ch->samples);
 				for (size_t f = 0; f < s->nr_frames; f++) {
-					size_t fi = s->frame + (o->caller ? s->nr_frames - 1 - f : f);
+					size_t at = o->caller ? s->nr_frames - 1 - f : f;
+					const char *n = vperf_report__frame_name(r, s->frame + at,
+										 buf, sizeof(buf));
 
 					if (f)
 						fputc(',', out);
-					json_print_string(out, vperf_report__frame_name(r, fi, buf,
-											 sizeof(buf)));
+					json_print_string(out, n);
 				}
 				fprintf(out, "]}");
 			}
@@ -383,7 +388,8 @@ static int report(const struct report_opts *o)
 	if (o->fmt == FMT_JSON) {
 		printf("{\"recording\":");
 		json_print_string(stdout, o->dir);
-		printf(",\"samples\":%zu,\"lost\":%" PRIu64 ",\"events\":[", r->nr_samples, r->lost);
+		printf(",\"samples\":%zu,\"lost\":%" PRIu64 ",\"events\":[", r->nr_samples,
+		       r->lost);
 	}
 	if (!r->nr_samples && o->fmt == FMT_STDIO)
 		printf("# no samples\n");
@@ -433,8 +439,8 @@ int cmd_report(int argc, char **argv)
 #ifdef VPERF_HAVE_REPORT
 	return report(&o);
 #else
-	return cli_error("report", "this vperf was built without libbabeltrace2 or libelf (Debian "
-			 "libbabeltrace2-dev, libelf-dev: scripts/install-deps.sh), so it cannot read "
-			 "%s's samples; --header works", o.dir);
+	return cli_error("report", "this vperf was built without libbabeltrace2 or libelf "
+			 "(Debian libbabeltrace2-dev, libelf-dev: scripts/install-deps.sh), so it "
+			 "cannot read %s's samples; --header works", o.dir);
 #endif
 }

@@ -84,7 +84,9 @@ int vperf_export_folded(struct vperf_report *r, int event, FILE *out, char *why,
 		const struct vperf_report_row *row = &h.rows[i];
 
 		for (size_t c = 0; c < row->nr_chains; c++, n++) {
-			lines[n].stack = stack_of(r, row->key[0], &r->samples[row->chains[c].sample]);
+			const struct vperf_report_sample *s = &r->samples[row->chains[c].sample];
+
+			lines[n].stack = stack_of(r, row->key[0], s);
 			lines[n].count = row->chains[c].samples;
 			if (!lines[n].stack) {
 				err = -ENOMEM;

@@ -127,12 +127,15 @@ static int gzip_to(FILE *out, const uint8_t *buf, size_t len)
 	z.next_in = (Bytef *)(uintptr_t)buf;
 	z.avail_in = (uInt)len;
 	do {
+		size_t n;
+
 		z.next_out = chunk;
 		z.avail_out = sizeof(chunk);
 		zr = deflate(&z, Z_FINISH);
 		if (zr == Z_STREAM_ERROR)
 			break;
-		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) != sizeof(chunk) - z.avail_out)
+		n = sizeof(chunk) - z.avail_out;
+		if (fwrite(chunk, 1, n, out) != n)
 			break;
 	} while (zr != Z_STREAM_END);
 	deflateEnd(&z);

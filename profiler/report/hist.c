@@ -28,9 +28,9 @@ int vperf_report_keys_parse(const char *list, enum vperf_report_key *keys, size_
 		if (len == 6 && !strncmp(p, "thread", 6))
 			k = VPERF_REPORT_KEY_TID;
 		if (k < 0 || *nr == max) {
-			snprintf(why, why_len, k < 0 ? "unknown sort key '%.*s' (the keys: symbol, "
-				 "dso, thread or tid, pid, comm, layer)" : "too many sort keys ('%.*s')",
-				 (int)len, p);
+			snprintf(why, why_len, k < 0 ? "unknown sort key '%.*s' (the keys: "
+				 "symbol, dso, thread or tid, pid, comm, layer)" :
+				 "too many sort keys ('%.*s')", (int)len, p);
 			return -EINVAL;
 		}
 		keys[(*nr)++] = (enum vperf_report_key)k;
@@ -68,8 +68,8 @@ static const char *owned_str(struct vperf_report_hist *h, struct vperf_report_st
 }
 
 static const char *key_of(struct vperf_report *r, struct vperf_report_hist *h,
-			  struct vperf_report_strtab *own,
-			  const struct vperf_report_sample *s, enum vperf_report_key k)
+			  struct vperf_report_strtab *own, const struct vperf_report_sample *s,
+			  enum vperf_report_key k)
 {
 	const struct vperf_report_frame *f = s->nr_frames ? vperf_report__frame(r, s->frame) : NULL;
 	char num[32];
@@ -126,8 +126,7 @@ static char *chain_key(struct vperf_report *r, const struct vperf_report_sample 
 }
 
 static int add_chain(struct vperf_report *r, struct vperf_report_row *row,
-		     struct vperf_report_strtab *t,
-		     size_t sample)
+		     struct vperf_report_strtab *t, size_t sample)
 {
 	const struct vperf_report_sample *s = &r->samples[sample];
 	char *key = chain_key(r, s);

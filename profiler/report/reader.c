@@ -269,8 +269,8 @@ static int add_frame(struct sink *k, uint32_t pid, uint64_t ip, bool ret)
 	return 0;
 }
 
-static int take_sample(struct sink *k, const bt_event *ev, const bt_field *p, uint64_t ts,
-		       uint8_t layer, uint32_t cpu)
+static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t layer,
+		       uint32_t cpu)
 {
 	struct vperf_report *r = k->r;
 	struct vperf_report_sample *s;
@@ -279,7 +279,6 @@ static int take_sample(struct sink *k, const bt_event *ev, const bt_field *p, ui
 	struct thread *t;
 	int err;
 
-	(void)ev;
 	if (grow(&r->samples, &k->cap_samples, r->nr_samples, sizeof(*r->samples)))
 		return -ENOMEM;
 	s = &r->samples[r->nr_samples];
@@ -427,7 +426,7 @@ static int take_event(struct sink *k, const bt_message *msg)
 	if (!name)
 		return 0;
 	if (!strcmp(name, "sample"))
-		return take_sample(k, ev, p, ts, (uint8_t)u64_of(member(ctx, "layer")),
+		return take_sample(k, p, ts, (uint8_t)u64_of(member(ctx, "layer")),
 				   (uint32_t)u64_of(member(ctx, "cpu_id")));
 	if (!strcmp(name, "mmap"))
 		return take_mmap(k, p);
@@ -528,8 +527,9 @@ static int check_dir(const char *dir, char *why, size_t len)
 	snprintf(path, sizeof(path), "%s/metadata", dir);
 	f = fopen(path, "r");
 	if (!f)
-		return fail(why, len, -EINVAL, "not a vperf recording (no CTF metadata file in it%s%s)",
-			    errno == ENOENT ? "" : ": ", errno == ENOENT ? "" : strerror(errno));
+		return fail(why, len, -EINVAL, "not a vperf recording (no CTF metadata file in "
+			    "it%s%s)", errno == ENOENT ? "" : ": ",
+			    errno == ENOENT ? "" : strerror(errno));
 	buf = malloc(MAX_METADATA + 1);
 	if (!buf) {
 		fclose(f);
@@ -595,15 +595,19 @@ static int run_graph(const char *dir, struct sink *k, char *why, size_t len)
 	nports = bt_component_source_get_output_port_count(src);
 	for (uint64_t i = 0; i < nports; i++) {
 		/* the muxer makes a new input port each time one is connected */
-		if (bt_graph_connect_ports(g, bt_component_source_borrow_output_port_by_index_const(src, i),
-					   bt_component_filter_borrow_input_port_by_index_const(mux, i),
-					   NULL)) {
+		const bt_port_output *o;
+		const bt_port_input *in;
+
+		o = bt_component_source_borrow_output_port_by_index_const(src, i);
+		in = bt_component_filter_borrow_input_port_by_index_const(mux, i);
+		if (bt_graph_connect_ports(g, o, in, NULL)) {
 			err = bt_fail(why, len, "setting up babeltrace2");
 			goto out_plugins;
 		}
 	}
 	if (bt_graph_connect_ports(g, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
-				   bt_component_sink_borrow_input_port_by_index_const(snk, 0), NULL)) {
+				   bt_component_sink_borrow_input_port_by_index_const(snk, 0),
+				   NULL)) {
 		err = bt_fail(why, len, "setting up babeltrace2");
 		goto out_plugins;
 	}

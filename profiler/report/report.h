@@ -8,7 +8,7 @@
  *		fail(why);
  *	for (size_t i = 0; i < r->nr_samples; i++)
  *		for (each frame f of sample i)
- *			vperf_report__frame(r, f)->sym ...			// resolved once, cached
+ *			vperf_report__frame(r, f)->sym ...	// resolved once, cached
  *	vperf_report__delete(r);
  *
  * The recording is read with libbabeltrace2 (source.ctf.fs, filter.utils.muxer, and a sink of
@@ -85,8 +85,9 @@ struct vperf_report_frame {
 	uint64_t ip;
 	int32_t map;			/* the user mapping it is in, or -1 */
 	bool kernel;
-	bool ret;			/* a caller's return address: looked up at ip - 1, inside the
-					 * call (a call at a function's end returns past it) */
+	bool ret;			/* a caller's return address: looked up at ip - 1,
+					 * inside the call (a call ending a function returns
+					 * past it) */
 	bool resolved;			/* looked up already */
 	bool found;			/* a symbol holds it (else sym is VPERF_REPORT_UNKNOWN) */
 	const char *sym;		/* VPERF_REPORT_UNKNOWN when no symbol holds it */

@@ -131,9 +131,9 @@ static int load_symbols(Elf *elf, struct vperf_report_elf *e)
 			const char *name;
 			size_t l;
 
-			if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value ||
-			    (GELF_ST_TYPE(s.st_info) != STT_FUNC &&
-			     GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC))
+			if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
+			    !s.st_value || (GELF_ST_TYPE(s.st_info) != STT_FUNC &&
+					    GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC))
 				continue;
 			name = elf_strptr(elf, sh.sh_link, s.st_name);
 			if (!name || !*name)

@@ -74,7 +74,8 @@ static uint64_t self_offset(uintptr_t addr)
 		unsigned long long lo, hi, pgoff;
 		int pos = 0;
 
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &pgoff, &pos) < 3 || !pos)
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &pgoff, &pos) < 3 ||
+		    !pos)
 			continue;
 		line[strcspn(line, "\n")] = 0;
 		if (addr >= lo && addr < hi && !strcmp(line + pos, exe))
@@ -138,7 +139,8 @@ static void sort_keys_parse_and_refuse_unknown_ones(void **state)
 	assert_int_equal(vperf_report_keys_parse("thread,layer", k, 8, &n, why, sizeof(why)), 0);
 	assert_int_equal(k[0], VPERF_REPORT_KEY_TID);
 	assert_int_equal(k[1], VPERF_REPORT_KEY_LAYER);
-	assert_int_equal(vperf_report_keys_parse("symbol,sym", k, 8, &n, why, sizeof(why)), -EINVAL);
+	assert_int_equal(vperf_report_keys_parse("symbol,sym", k, 8, &n, why, sizeof(why)),
+			 -EINVAL);
 	assert_non_null(strstr(why, "unknown sort key 'sym'"));
 	assert_int_equal(vperf_report_keys_parse("", k, 8, &n, why, sizeof(why)), -EINVAL);
 }
