@@ -379,6 +379,9 @@ static int report(const struct report_opts *o)
 	err = vperf_report__open(o->dir, &r, why, sizeof(why));
 	if (err)
 		return cli_error("report", "%s: %s", o->dir, why);
+	if (r->nr_samples && !r->nr_mmap_events && r->nr_unmapped)
+		cli_warn("report", "%s has no mmap events (recorded by an older vperf, or by vperf vm "
+			 "record): user-space frames are [unknown]", o->dir);
 	if (o->graph && !r->callchains)
 		cli_warn("report", "-g: %s has no callchains (record with `vperf record -g`): each "
 			 "chain is its sample's own frame", o->dir);
