@@ -2,8 +2,10 @@
 /*
  * vperf report's pieces with known answers (profiler/report, profiler/export): symbol tables
  * sorted and searched, this test's own functions found in its own ELF file through the file
- * offset of their mapping, histograms of a recording built here, and the folded and pprof
- * encoders' exact output for it (the pprof profile gunzipped and decoded back).
+ * offset of their mapping, a recording written here with the CTF writer read back (address
+ * spaces through mmap, fork and exec, thread names, kernel symbols, losses), histograms of a
+ * recording built in memory, and the folded and pprof encoders' exact output for it (the pprof
+ * profile gunzipped and decoded back).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,10 +15,12 @@
 
 #include <zlib.h>
 
+#include "ctf.h"
 #include "export.h"
 #include "profile.pb-c.h"
 #include "report.h"
 #include "vtest.h"
+#include "bt2run.h"
 
 /* ---- symbols ---- */
 
@@ -123,6 +127,149 @@ static void elf_symbols_of_this_test_name_its_own_function(void **state)
 	assert_string_equal(e.path, path);
 	vperf_report_elf__exit(&e);
 	unlink(path);
+}
+
+/* ---- a recording written with the CTF writer, read back ---- */
+
+enum { C_MMAP = VPERF_CTF_NR_DEFAULT_CLASSES, C_COMM, C_KSYM, NR_C };
+
+static const struct vperf_ctf_field_desc mmap_f[] = {
+	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "start", .type = VPERF_CTF_TYPE_U64 },
+	{ .name = "len", .type = VPERF_CTF_TYPE_U64 },
+	{ .name = "pgoff", .type = VPERF_CTF_TYPE_U64 },
+	{ .name = "prot", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "filename", .type = VPERF_CTF_TYPE_STRING },
+};
+static const struct vperf_ctf_field_desc comm_f[] = {
+	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "comm", .type = VPERF_CTF_TYPE_STRING },
+};
+static const struct vperf_ctf_field_desc ksym_f[] = {
+	{ .name = "addr", .type = VPERF_CTF_TYPE_U64 },
+	{ .name = "size", .type = VPERF_CTF_TYPE_U64 },
+	{ .name = "name", .type = VPERF_CTF_TYPE_STRING },
+	{ .name = "module", .type = VPERF_CTF_TYPE_STRING },
+};
+
+#define BASE	0x400000ull	/* where the "recording" mapped this test's file */
+
+static void sample(struct vperf_ctf_stream *s, uint64_t ts, uint32_t pid, uint32_t tid,
+		   uint64_t ip, const uint64_t *chain, size_t n)
+{
+	uint64_t period = 1000;
+	struct vperf_ctf_value v[5] = {
+		VPERF_CTF_U64(ip), VPERF_CTF_U32(pid), VPERF_CTF_U32(tid), VPERF_CTF_SEQ(&period, 1),
+		VPERF_CTF_SEQ(chain ? chain : &ip, chain ? n : 0),
+	};
+
+	assert_int_equal(vperf_ctf__emit(s, VPERF_CTF_EV_SAMPLE, ts, v, 5), 0);
+}
+
+static void write_recording(const char *dir, const char *exe, uint64_t fn_off)
+{
+	struct vperf_ctf_class_desc cls[NR_C];
+	struct vperf_ctf_env env[] = { { "events", "cpu-clock" }, { "callchains", "1" } };
+	struct vperf_ctf_config cfg = { .size = sizeof(cfg), .hostname = "t", .env = env,
+					.nr_env = 2, .classes = cls, .nr_classes = NR_C };
+	struct vperf_ctf *ctf;
+	struct vperf_ctf_stream *k, *u;
+	uint64_t chain[2] = { BASE + fn_off, BASE + fn_off + 1 };
+	char why[256];
+
+	memcpy(cls, vperf_ctf_default_classes, sizeof(vperf_ctf_default_classes));
+	cls[C_MMAP] = (struct vperf_ctf_class_desc){ "mmap", mmap_f, 7 };
+	cls[C_COMM] = (struct vperf_ctf_class_desc){ "comm", comm_f, 3 };
+	cls[C_KSYM] = (struct vperf_ctf_class_desc){ "kernel_symbol", ksym_f, 4 };
+	assert_int_equal(vperf_ctf__new(dir, &cfg, &ctf, why, sizeof(why)), 0);
+	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_KERNEL, 0, &k), 0);
+	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_USER, 1, &u), 0);
+	{
+		struct vperf_ctf_value ex[3] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
+						 VPERF_CTF_STR("app") };
+		struct vperf_ctf_value mm[7] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
+						 VPERF_CTF_U64(BASE), VPERF_CTF_U64(1ull << 30),
+						 VPERF_CTF_U64(0), VPERF_CTF_U32(5),
+						 VPERF_CTF_STR(exe) };
+		struct vperf_ctf_value cm[3] = { VPERF_CTF_U32(100), VPERF_CTF_U32(101),
+						 VPERF_CTF_STR("worker") };
+		struct vperf_ctf_value fk[4] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
+						 VPERF_CTF_U32(200), VPERF_CTF_U32(200) };
+		struct vperf_ctf_value ks[4] = { VPERF_CTF_U64(0xffffffff81000000ull),
+						 VPERF_CTF_U64(0x100), VPERF_CTF_STR("kfunc"),
+						 VPERF_CTF_STR("") };
+
+		assert_int_equal(vperf_ctf__emit(k, VPERF_CTF_EV_PROCESS_EXEC, 10, ex, 3), 0);
+		assert_int_equal(vperf_ctf__emit(k, C_MMAP, 20, mm, 7), 0);
+		assert_int_equal(vperf_ctf__emit(k, C_COMM, 30, cm, 3), 0);
+		sample(u, 40, 100, 100, BASE + fn_off, chain, 2);	/* app: the function */
+		sample(u, 50, 100, 101, BASE + fn_off, NULL, 0);	/* worker's name */
+		assert_int_equal(vperf_ctf__emit(k, VPERF_CTF_EV_PROCESS_FORK, 60, fk, 4), 0);
+		sample(u, 70, 200, 200, BASE + fn_off, NULL, 0);	/* the child: a copy */
+		sample(k, 75, 200, 200, 0xffffffff81000010ull, NULL, 0);	/* kernel */
+		assert_int_equal(vperf_ctf__emit(k, VPERF_CTF_EV_PROCESS_EXEC, 80, ex, 3), 0);
+		sample(u, 90, 100, 100, BASE + fn_off, NULL, 0);	/* after exec: unmapped */
+		assert_int_equal(vperf_ctf__lost(k, 95, 3), 0);
+		assert_int_equal(vperf_ctf__emit(k, C_KSYM, 100, ks, 4), 0);
+	}
+	assert_int_equal(vperf_ctf__flush(ctf), 0);
+	vperf_ctf__delete(ctf);
+}
+
+static void reader_follows_mmap_fork_exec_comm_and_kernel_symbols(void **state)
+{
+	char dir[64], exe[4096], why[256];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct vperf_report *r;
+	const struct vperf_report_frame *f;
+
+	(void)state;
+	assert_true(n > 0);
+	exe[n] = 0;
+	snprintf(dir, sizeof(dir), "/tmp/vperf-report-rec-%d", (int)getpid());
+	write_recording(dir, exe, self_offset((uintptr_t)report_known_function));
+	assert_int_equal(vperf_report__open(dir, &r, why, sizeof(why)), 0);
+	assert_int_equal(r->nr_samples, 5);
+	assert_int_equal(r->nr_events, 1);
+	assert_string_equal(r->events[0], "cpu-clock");
+	assert_true(r->callchains);
+	assert_true(r->have_ksyms);
+	assert_int_equal(r->lost, 3);
+	/* in time order: app's sample through its mapping, its chain's return address too */
+	assert_int_equal(r->samples[0].ts, 40);
+	assert_int_equal(r->samples[0].layer, VPERF_CTF_HOST_USER);
+	assert_int_equal(r->samples[0].cpu, 1);
+	assert_int_equal(r->samples[0].period, 1000);
+	assert_string_equal(r->strings[r->samples[0].comm], "app");
+	assert_int_equal(r->samples[0].nr_frames, 2);
+	f = vperf_report__frame(r, r->samples[0].frame);
+	assert_true(f->found);
+	assert_string_equal(f->sym, "report_known_function");
+	assert_string_equal(f->dso, strrchr(exe, '/') + 1);
+	f = vperf_report__frame(r, r->samples[0].frame + 1);
+	assert_true(f->ret);
+	assert_string_equal(f->sym, "report_known_function");	/* ip - 1: still in it */
+	assert_string_equal(r->strings[r->samples[1].comm], "worker");
+	/* the forked child: its parent's mappings and name */
+	assert_int_equal(r->samples[2].pid, 200);
+	assert_string_equal(vperf_report__frame(r, r->samples[2].frame)->sym,
+			    "report_known_function");
+	assert_string_equal(r->strings[r->samples[2].comm], "app");
+	/* the kernel sample, named by a kernel_symbol written after it */
+	f = vperf_report__frame(r, r->samples[3].frame);
+	assert_true(f->kernel);
+	assert_string_equal(f->sym, "kfunc");
+	assert_string_equal(f->dso, VPERF_REPORT_KERNEL_DSO);
+	/* after the exec: the old mappings are gone */
+	f = vperf_report__frame(r, r->samples[4].frame);
+	assert_false(f->found);
+	assert_int_equal(f->map, -1);
+	assert_string_equal(f->dso, VPERF_REPORT_UNKNOWN);
+	assert_int_equal(r->nr_unmapped, 1);
+	vperf_report__delete(r);
+	assert_int_equal(vt_rmtree(dir), 0);
 }
 
 static void sort_keys_parse_and_refuse_unknown_ones(void **state)
@@ -373,6 +520,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(syms_sorted_sized_to_the_next_and_found_by_address),
 		cmocka_unit_test(elf_symbols_of_this_test_name_its_own_function),
+		cmocka_unit_test(reader_follows_mmap_fork_exec_comm_and_kernel_symbols),
 		cmocka_unit_test(sort_keys_parse_and_refuse_unknown_ones),
 		cmocka_unit_test(hist_by_symbol_sorts_by_period_and_counts_the_unresolved),
 		cmocka_unit_test(folded_known_stacks_root_first_with_counts),
