@@ -161,8 +161,8 @@ static void sample(struct vperf_ctf_stream *s, uint64_t ts, uint32_t pid, uint32
 {
 	uint64_t period = 1000;
 	struct vperf_ctf_value v[5] = {
-		VPERF_CTF_U64(ip), VPERF_CTF_U32(pid), VPERF_CTF_U32(tid), VPERF_CTF_SEQ(&period, 1),
-		VPERF_CTF_SEQ(chain ? chain : &ip, chain ? n : 0),
+		VPERF_CTF_U64(ip), VPERF_CTF_U32(pid), VPERF_CTF_U32(tid),
+		VPERF_CTF_SEQ(&period, 1), VPERF_CTF_SEQ(chain ? chain : &ip, chain ? n : 0),
 	};
 
 	assert_int_equal(vperf_ctf__emit(s, VPERF_CTF_EV_SAMPLE, ts, v, 5), 0);
