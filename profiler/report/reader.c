@@ -23,6 +23,20 @@ const char *const vperf_report_layer_names[5] = {
 	"host_kernel", "vmm", "guest_kernel", "guest_user", "host_user",
 };
 
+const char *const vperf_report_ev_names[VPERF_REPORT_NR_EV_KINDS] = {
+	"switch_in", "switch_out", "sched_switch", "wakeup", "fork", "exec", "exit", "lost",
+	"marker", "vmm_exit",
+};
+
+#define LAYER_GUEST_KERNEL	2
+#define LAYER_GUEST_USER	3
+#define LAYER_VMM		1
+
+static bool guest_layer(uint8_t layer)
+{
+	return layer == LAYER_GUEST_KERNEL || layer == LAYER_GUEST_USER;
+}
+
 /* A process's address space now: the maps it has (indices into r->maps), newest last. */
 struct space {
 	uint32_t pid;
@@ -30,18 +44,11 @@ struct space {
 	size_t nr, cap;
 };
 
-struct thread {
-	uint32_t tid;
-	uint32_t comm;			/* index in r->strings */
-};
-
 struct sink {
 	struct vperf_report *r;
 	struct space *spaces;
 	size_t nr_spaces;
-	struct thread *threads;
-	size_t nr_threads;
-	size_t cap_samples, cap_frames, cap_maps, cap_ksyms;
+	size_t cap_samples, cap_frames, cap_maps, cap_ksyms, cap_threads, cap_tlevs;
 	bool env_read;
 	int err;			/* -ENOMEM, or -EIO with why */
 	char why[256];
@@ -127,23 +134,23 @@ static int space_add(struct space *s, int32_t map)
 	return 0;
 }
 
-static struct thread *thread_of(struct sink *k, uint32_t tid, bool create)
+/* The thread tid of the guest or the host (threads' index), made if create; -1 if not there. */
+static int32_t thread_of(struct sink *k, bool guest, uint32_t tid, bool create)
 {
-	struct thread *n;
+	struct vperf_report *r = k->r;
+	struct vperf_report_thread *n;
 
-	for (size_t i = k->nr_threads; i-- > 0;)
-		if (k->threads[i].tid == tid)
-			return &k->threads[i];
-	if (!create)
-		return NULL;
-	n = realloc(k->threads, (k->nr_threads + 1) * sizeof(*n));
-	if (!n)
-		return NULL;
-	k->threads = n;
-	n = &k->threads[k->nr_threads++];
+	for (size_t i = r->nr_threads; i-- > 0;)
+		if (r->threads[i].tid == tid && r->threads[i].guest == guest)
+			return (int32_t)i;
+	if (!create || grow(&r->threads, &k->cap_threads, r->nr_threads, sizeof(*n)))
+		return -1;
+	n = &r->threads[r->nr_threads];
+	memset(n, 0, sizeof(*n));
 	n->tid = tid;
+	n->guest = guest;
 	n->comm = UINT32_MAX;
-	return n;
+	return (int32_t)r->nr_threads++;
 }
 
 /* The map of pid's address space holding ip now, or -1. */
@@ -216,6 +223,9 @@ static void read_env(struct sink *k, const bt_event *ev)
 	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "kernel_symbols");
 	if (v && bt_value_is_string(v))
 		k->r->ksyms_note = strdup(bt_value_string_get(v));
+	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "vm_name");
+	if (v && bt_value_is_string(v))
+		k->r->vm_name = strdup(bt_value_string_get(v));
 	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "events");
 	if (v && bt_value_is_string(v))
 		k->r->event_list = strdup(bt_value_string_get(v));
@@ -276,7 +286,7 @@ static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t l
 	struct vperf_report_sample *s;
 	const bt_field *chain = member(p, "callchain"), *vals = member(p, "values");
 	uint64_t ip = u64_of(member(p, "ip")), n = seq_len(chain);
-	struct thread *t;
+	struct vperf_report_thread *t;
 	int err;
 
 	if (grow(&r->samples, &k->cap_samples, r->nr_samples, sizeof(*r->samples)))
@@ -295,9 +305,13 @@ static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t l
 	err = sample_event(k, member(p, "sample_event"), &s->event);
 	if (err)
 		return err;
-	t = thread_of(k, s->tid, true);
-	if (!t)
+	s->thread = thread_of(k, guest_layer(layer), s->tid, true);
+	if (s->thread < 0)
 		return -ENOMEM;
+	t = &r->threads[s->thread];
+	if (!t->pid)
+		t->pid = s->pid;
+	t->nr_samples++;
 	if (t->comm == UINT32_MAX) {
 		char name[32];
 
@@ -350,30 +364,72 @@ static int take_mmap(struct sink *k, const bt_field *p)
 	return 0;
 }
 
-static int set_comm(struct sink *k, uint32_t tid, const char *comm)
+static int set_comm(struct sink *k, bool guest, uint32_t tid, const char *comm)
 {
-	struct thread *t = thread_of(k, tid, true);
+	int32_t t = thread_of(k, guest, tid, true);
 
-	return t ? intern(k->r, comm, &t->comm) : -ENOMEM;
+	return t >= 0 ? intern(k->r, comm, &k->r->threads[t].comm) : -ENOMEM;
 }
 
-static int take_fork(struct sink *k, const bt_field *p)
+/* A timeline event (tlevs), 0 or -ENOMEM. */
+static int add_tlev(struct sink *k, uint8_t kind, uint64_t ts, uint8_t layer, uint32_t cpu,
+		    int32_t thread, struct vperf_report_tlev **out)
+{
+	struct vperf_report *r = k->r;
+	struct vperf_report_tlev *e;
+
+	if (grow(&r->tlevs, &k->cap_tlevs, r->nr_tlevs, sizeof(*e)))
+		return -ENOMEM;
+	e = &r->tlevs[r->nr_tlevs++];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->ts = ts;
+	e->layer = layer;
+	e->cpu = cpu;
+	e->thread = thread;
+	e->other = -1;
+	e->str = UINT32_MAX;
+	if (out)
+		*out = e;
+	return 0;
+}
+
+/* The thread tid (pid if known) of the machine layer is in, made if new: index, or -1. */
+static int32_t thread_pid(struct sink *k, uint8_t layer, uint32_t tid, uint32_t pid)
+{
+	int32_t t = thread_of(k, guest_layer(layer), tid, true);
+
+	if (t >= 0 && pid && !k->r->threads[t].pid)
+		k->r->threads[t].pid = pid;
+	return t;
+}
+
+static int take_fork(struct sink *k, const bt_field *p, uint64_t ts, uint8_t layer, uint32_t cpu)
 {
 	uint32_t ppid = (uint32_t)u64_of(member(p, "parent_pid"));
 	uint32_t ptid = (uint32_t)u64_of(member(p, "parent_tid"));
 	uint32_t cpid = (uint32_t)u64_of(member(p, "child_pid"));
 	uint32_t ctid = (uint32_t)u64_of(member(p, "child_tid"));
-	struct thread *pt = thread_of(k, ptid, false), *ct;
+	const bt_field *ccomm = member(p, "child_comm");	/* vm record's */
+	bool guest = guest_layer(layer);
+	int32_t pt = thread_of(k, guest, ptid, false), ct = thread_pid(k, layer, ctid, cpid);
+	struct vperf_report_tlev *e;
 	struct space *ps, *cs;
+	int err;
 
-	if (pt && pt->comm != UINT32_MAX) {
-		uint32_t comm = pt->comm;
-
-		ct = thread_of(k, ctid, true);
-		if (!ct)
-			return -ENOMEM;
-		ct->comm = comm;
+	if (ct < 0 || (pt < 0 && (pt = thread_pid(k, layer, ptid, ppid)) < 0))
+		return -ENOMEM;
+	if (ccomm && *str_of(ccomm)) {
+		err = intern(k->r, str_of(ccomm), &k->r->threads[ct].comm);
+		if (err)
+			return err;
+	} else if (k->r->threads[pt].comm != UINT32_MAX) {
+		k->r->threads[ct].comm = k->r->threads[pt].comm;
 	}
+	err = add_tlev(k, VPERF_REPORT_EV_FORK, ts, layer, cpu, ct, &e);
+	if (err)
+		return err;
+	e->other = pt;
 	if (cpid == ppid || !(ps = space_of(k, ppid, false)))
 		return 0;
 	/* a new process: a copy of its parent's address space */
@@ -386,6 +442,121 @@ static int take_fork(struct sink *k, const bt_field *p)
 		if (space_add(cs, ps->maps[i]))
 			return -ENOMEM;
 	return 0;
+}
+
+/* thread_switch, sched_switch, sched_wakeup: the timeline's scheduling events. */
+static int take_sched(struct sink *k, const char *name, const bt_field *p, uint64_t ts,
+		      uint8_t layer, uint32_t cpu)
+{
+	struct vperf_report *r = k->r;
+	struct vperf_report_tlev *e;
+	int32_t t, o;
+	int err;
+
+	if (!strcmp(name, "thread_switch")) {
+		bool out = u64_of(member(p, "direction")) == 1;
+
+		t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "tid")),
+			       (uint32_t)u64_of(member(p, "pid")));
+		if (t < 0)
+			return -ENOMEM;
+		r->threads[t].switches = true;
+		err = add_tlev(k, out ? VPERF_REPORT_EV_SWITCH_OUT : VPERF_REPORT_EV_SWITCH_IN, ts,
+			       layer, cpu, t, &e);
+		if (!err)
+			e->arg = u64_of(member(p, "preempted"));
+		return err;
+	}
+	if (!strcmp(name, "sched_wakeup")) {
+		t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "tid")), 0);
+		if (t < 0)
+			return -ENOMEM;
+		err = add_tlev(k, VPERF_REPORT_EV_WAKEUP, ts, layer, cpu, t, &e);
+		if (!err)
+			e->arg = u64_of(member(p, "waker_tid"));
+		return err;
+	}
+	/* sched_switch: both threads' names as the kernel had them then, if none yet */
+	t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "prev_tid")), 0);
+	o = thread_pid(k, layer, (uint32_t)u64_of(member(p, "next_tid")), 0);
+	if (t < 0 || o < 0)
+		return -ENOMEM;
+	if (r->threads[t].comm == UINT32_MAX &&
+	    intern(r, str_of(member(p, "prev_comm")), &r->threads[t].comm))
+		return -ENOMEM;
+	if (r->threads[o].comm == UINT32_MAX &&
+	    intern(r, str_of(member(p, "next_comm")), &r->threads[o].comm))
+		return -ENOMEM;
+	err = add_tlev(k, VPERF_REPORT_EV_SCHED_SWITCH, ts, layer, cpu, t, &e);
+	if (!err) {
+		e->other = o;
+		e->arg = u64_of(member(p, "prev_state"));
+	}
+	return err;
+}
+
+/* exec, exit, lost_events, marker, vmm_exit. */
+static int take_other(struct sink *k, const char *name, const bt_field *p, uint64_t ts,
+		      uint8_t layer, uint32_t cpu)
+{
+	struct vperf_report *r = k->r;
+	struct vperf_report_tlev *e;
+	int32_t t = -1;
+	uint8_t kind;
+	int err;
+
+	if (!strcmp(name, "process_exec")) {
+		/* a new program: a new address space (its mmaps follow), and its name */
+		struct space *s = space_of(k, (uint32_t)u64_of(member(p, "pid")), false);
+		const bt_field *comm = member(p, "comm");	/* vm record's; else the filename */
+		uint32_t tid = (uint32_t)u64_of(member(p, "tid"));
+
+		if (s)
+			s->nr = 0;
+		err = set_comm(k, guest_layer(layer), tid, str_of(comm ? comm : member(p, "filename")));
+		if (err)
+			return err;
+		kind = VPERF_REPORT_EV_EXEC;
+	} else if (!strcmp(name, "process_exit")) {
+		kind = VPERF_REPORT_EV_EXIT;
+	} else if (!strcmp(name, "lost_events")) {
+		r->lost += u64_of(member(p, "count"));
+		kind = VPERF_REPORT_EV_LOST;
+	} else if (!strcmp(name, "marker")) {
+		kind = VPERF_REPORT_EV_MARKER;
+	} else if (!strcmp(name, "vmm_exit")) {
+		kind = VPERF_REPORT_EV_VMM_EXIT;
+		cpu = (uint32_t)u64_of(member(p, "vcpu"));
+	} else {
+		return 0;
+	}
+	if (member(p, "tid") && kind != VPERF_REPORT_EV_VMM_EXIT) {
+		t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "tid")),
+			       (uint32_t)u64_of(member(p, "pid")));
+		if (t < 0)
+			return -ENOMEM;
+	}
+	err = add_tlev(k, kind, ts, layer, cpu, t, &e);
+	if (err)
+		return err;
+	switch (kind) {
+	case VPERF_REPORT_EV_EXEC:
+		return intern(r, str_of(member(p, "filename")), &e->str);
+	case VPERF_REPORT_EV_EXIT:
+		e->arg = u64_of(member(p, "exit_code"));
+		return 0;
+	case VPERF_REPORT_EV_LOST:
+		e->arg = u64_of(member(p, "count"));
+		return 0;
+	case VPERF_REPORT_EV_MARKER:
+		e->arg = u64_of(member(p, "value"));
+		e->arg2 = u64_of(member(p, "kind"));
+		return intern(r, str_of(member(p, "name")), &e->str);
+	default:
+		e->arg = u64_of(member(p, "duration_ns"));
+		e->arg2 = u64_of(member(p, "reason"));
+		return intern(r, str_of(member(p, "reason_name")), &e->str);
+	}
 }
 
 static int take_ksym(struct sink *k, const bt_field *p)
@@ -411,6 +582,17 @@ static int take_ksym(struct sink *k, const bt_field *p)
 	return 0;
 }
 
+/* The clock value of ts in ns (the recording's clock is 1 GHz unless its class says else). */
+static uint64_t ns_of(const bt_clock_snapshot *cs)
+{
+	uint64_t v = bt_clock_snapshot_get_value(cs);
+	uint64_t hz = bt_clock_class_get_frequency(bt_clock_snapshot_borrow_clock_class_const(cs));
+
+	if (!hz || hz == 1000000000ull)
+		return v;
+	return (uint64_t)((unsigned __int128)v * 1000000000u / hz);
+}
+
 static int take_event(struct sink *k, const bt_message *msg)
 {
 	const bt_event *ev = bt_message_event_borrow_event_const(msg);
@@ -419,36 +601,39 @@ static int take_event(struct sink *k, const bt_message *msg)
 	const bt_packet *pk = bt_event_borrow_packet_const(ev);
 	const bt_field *ctx = pk ? bt_packet_borrow_context_field_const(pk) : NULL;
 	const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
-	uint64_t ts = cs ? bt_clock_snapshot_get_value(cs) : 0;
+	uint64_t ts = cs ? ns_of(cs) : 0;
+	uint8_t layer = (uint8_t)u64_of(member(ctx, "layer"));
+	uint32_t cpu = (uint32_t)u64_of(member(ctx, "cpu_id"));
+	struct vperf_report *r = k->r;
 
 	if (!k->env_read)
 		read_env(k, ev);
 	if (!name)
 		return 0;
+	/* the recording's span: kernel symbols are written when it ended, not events in it */
+	if (strcmp(name, "kernel_symbol")) {
+		if (!r->first_ts || ts < r->first_ts)
+			r->first_ts = ts;
+		if (ts > r->last_ts)
+			r->last_ts = ts;
+	}
+	if (!guest_layer(layer) && layer != LAYER_VMM && cpu < 65536 && cpu + 1 > r->nr_cpus)
+		r->nr_cpus = cpu + 1;
 	if (!strcmp(name, "sample"))
-		return take_sample(k, p, ts, (uint8_t)u64_of(member(ctx, "layer")),
-				   (uint32_t)u64_of(member(ctx, "cpu_id")));
+		return take_sample(k, p, ts, layer, cpu);
 	if (!strcmp(name, "mmap"))
 		return take_mmap(k, p);
-	if (!strcmp(name, "process_exec")) {
-		/* a new program: a new address space (its mmaps follow), and its name */
-		struct space *s = space_of(k, (uint32_t)u64_of(member(p, "pid")), false);
-		const bt_field *comm = member(p, "comm");	/* vm record's; else the filename */
-
-		if (s)
-			s->nr = 0;
-		return set_comm(k, (uint32_t)u64_of(member(p, "tid")),
-				str_of(comm ? comm : member(p, "filename")));
-	}
 	if (!strcmp(name, "comm"))
-		return set_comm(k, (uint32_t)u64_of(member(p, "tid")), str_of(member(p, "comm")));
+		return set_comm(k, guest_layer(layer), (uint32_t)u64_of(member(p, "tid")),
+				str_of(member(p, "comm")));
 	if (!strcmp(name, "process_fork"))
-		return take_fork(k, p);
+		return take_fork(k, p, ts, layer, cpu);
 	if (!strcmp(name, "kernel_symbol"))
 		return take_ksym(k, p);
-	if (!strcmp(name, "lost_events"))
-		k->r->lost += u64_of(member(p, "count"));
-	return 0;
+	if (!strcmp(name, "thread_switch") || !strcmp(name, "sched_switch") ||
+	    !strcmp(name, "sched_wakeup"))
+		return take_sched(k, name, p, ts, layer, cpu);
+	return take_other(k, name, p, ts, layer, cpu);
 }
 
 static bt_graph_simple_sink_component_initialize_func_status sink_init(bt_message_iterator *it,
@@ -669,7 +854,6 @@ out_sink:
 	for (size_t i = 0; i < k.nr_spaces; i++)
 		free(k.spaces[i].maps);
 	free(k.spaces);
-	free(k.threads);
 	if (err == -ENOMEM)
 		fail(why, why_len, err, "out of memory");
 	return err;
@@ -701,6 +885,9 @@ void vperf_report__delete(struct vperf_report *r)
 	free(r->events);
 	free(r->event_list);
 	free(r->ksyms_note);
+	free(r->tlevs);
+	free(r->threads);
+	free(r->vm_name);
 	free(r);
 }
 

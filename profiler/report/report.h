@@ -102,12 +102,58 @@ struct vperf_report_map {
 };
 
 struct vperf_report_sample {
-	uint64_t ts, period;
+	uint64_t ts, period;		/* ts in ns on the recording's clock */
 	uint32_t pid, tid, cpu;
+	int32_t thread;			/* index in threads */
 	uint8_t layer;
 	uint32_t event;			/* index in events */
 	uint32_t comm;			/* index in strings: the thread's name then */
 	size_t frame, nr_frames;	/* frames[frame..+nr): leaf first (the ip, then callers) */
+};
+
+/*
+ * What a timeline needs besides samples (docs/report.md, section 4): scheduling, process life,
+ * losses, markers and VMM exits, in time order.  thread and other are indices in threads (-1:
+ * none); the other fields' meaning is per kind.
+ */
+enum vperf_report_ev_kind {
+	VPERF_REPORT_EV_SWITCH_IN,	/* thread_switch in: thread now runs on cpu */
+	VPERF_REPORT_EV_SWITCH_OUT,	/* thread_switch out; arg: preempted (1) or blocked */
+	VPERF_REPORT_EV_SCHED_SWITCH,	/* sched_switch: thread (prev) out, other (next) in;
+					 * arg: prev_state */
+	VPERF_REPORT_EV_WAKEUP,		/* sched_wakeup: thread woken; arg: the waker's tid */
+	VPERF_REPORT_EV_FORK,		/* process_fork: thread (the child) made by other */
+	VPERF_REPORT_EV_EXEC,		/* process_exec: str the new program */
+	VPERF_REPORT_EV_EXIT,		/* process_exit: arg the exit code (as s64) */
+	VPERF_REPORT_EV_LOST,		/* lost_events on cpu's stream: arg how many */
+	VPERF_REPORT_EV_MARKER,		/* marker: str its name, arg value, arg2 kind (0 begin,
+					 * 1 end, 2 instant) */
+	VPERF_REPORT_EV_VMM_EXIT,	/* vmm_exit of vCPU cpu: arg duration_ns, arg2 reason,
+					 * str reason_name */
+	VPERF_REPORT_NR_EV_KINDS
+};
+
+extern const char *const vperf_report_ev_names[VPERF_REPORT_NR_EV_KINDS];
+
+struct vperf_report_tlev {
+	uint64_t ts;
+	uint64_t arg, arg2;
+	int32_t thread, other;
+	uint32_t cpu;
+	uint32_t str;			/* index in strings, or UINT32_MAX */
+	uint8_t kind, layer;
+};
+
+/*
+ * A thread the recording names.  Guest threads (guest_kernel, guest_user layers) are apart
+ * from the host's: tid 1 of a guest is not the host's tid 1.
+ */
+struct vperf_report_thread {
+	uint32_t tid, pid;		/* pid: 0 if the recording never said */
+	uint32_t comm;			/* index in strings: its last name, UINT32_MAX: none */
+	bool guest;
+	bool switches;			/* it has thread_switch events (its every switch) */
+	uint64_t nr_samples;
 };
 
 struct vperf_report {
@@ -132,6 +178,13 @@ struct vperf_report {
 	char *ksyms_note;		/* the env's `kernel_symbols` */
 	uint64_t lost;			/* lost_events counts, and babeltrace2's discarded events */
 	uint64_t nr_mmap_events, nr_unmapped;	/* user frames in no mapping */
+	struct vperf_report_tlev *tlevs;	/* the timeline's events, in time order */
+	size_t nr_tlevs;
+	struct vperf_report_thread *threads;
+	size_t nr_threads;
+	uint64_t first_ts, last_ts;	/* the first and last event of any kind (ns) */
+	char *vm_name;			/* the env's vm_name: a `vperf vm record` recording */
+	uint32_t nr_cpus;		/* 1 + the highest cpu_id of a host stream */
 	void *priv;
 };
 
