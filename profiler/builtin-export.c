@@ -3,7 +3,7 @@
  * vperf export [-i DIR] --to FORMAT -o FILE [-e EVENT]
  *
  * A recording's samples for other tools (docs/report.md): collapsed stacks for flame graphs,
- * pprof profiles.  The formats are profiler/export/'s table; this file parses, opens FILE and
+ * pprof profiles, and a timeline for trace viewers (chrome: the Trace Event Format).  The formats are profiler/export/'s table; this file parses, opens FILE and
  * checks that everything reached it.  FILE is written beside itself and renamed into place, so
  * that a failed export leaves no half file.
  */
@@ -24,7 +24,7 @@
 enum { OPT_HELP = 'h', OPT_INPUT = 'i', OPT_OUTPUT = 'o', OPT_EVENT = 'e', OPT_TO = 0x100 };
 
 static const char *const export_synopsis[] = {
-	"vperf export [-i <dir>] --to folded|pprof -o <file> [-e <event>]",
+	"vperf export [-i <dir>] --to folded|pprof|chrome -o <file> [-e <event>]",
 	NULL,
 };
 
@@ -32,9 +32,12 @@ static const struct cli_option export_options[] = {
 	{ 'i', "input", "dir", "the recording (default " RECDIR_DEFAULT ")", OPT_INPUT },
 	{ 0, "to", "format", "folded: collapsed stacks, \"comm;root;...;leaf count\" per line, "
 	  "for flamegraph.pl and speedscope; pprof: a gzipped profile.proto for `go tool pprof`, "
-	  "values samples and the event's period", OPT_TO },
+	  "values samples and the event's period; chrome: a timeline in the Trace Event Format's "
+	  "JSON (threads' running slices, CPUs, samples, forks, exits, losses) for Perfetto's UI "
+	  "and chrome://tracing", OPT_TO },
 	{ 'o', "output", "file", "where to write (- for stdout)", OPT_OUTPUT },
-	{ 'e', "event", "event", "which sampled event (default: the recording's first)",
+	{ 'e', "event", "event", "which sampled event (default: the recording's first; chrome: "
+	  "all)",
 	  OPT_EVENT },
 	{ 'h', "help", NULL, "show this help", OPT_HELP },
 };
@@ -43,9 +46,9 @@ static const struct cli_usage export_usage = {
 	.cmd = "export",
 	.synopsis = export_synopsis,
 	.summary = "Write a recording's samples, with their resolved callchains, in another "
-		   "tool's format: collapsed stacks (folded) or a pprof profile. Record with "
-		   "`vperf record -g` for whole stacks; without, each stack is the sampled "
-		   "function alone.",
+		   "tool's format: collapsed stacks (folded) or a pprof profile; or the whole "
+		   "recording as a timeline (chrome). Record with `vperf record -g` for whole "
+		   "stacks; without, each stack is the sampled function alone.",
 	.opts = export_options,
 	.nr_opts = sizeof(export_options) / sizeof(export_options[0]),
 	.permute = true,
@@ -93,7 +96,7 @@ static int parse_opts(struct export_opts *o, int argc, char **argv)
 	else if (!*o->dir)
 		status = cli_usage_error(&export_usage, "-i needs a directory, not an empty name");
 	else if (!o->to)
-		status = cli_usage_error(&export_usage, "--to is missing: folded or pprof");
+		status = cli_usage_error(&export_usage, "--to is missing: folded, pprof or chrome");
 	else if (!o->output || !*o->output)
 		status = cli_usage_error(&export_usage, "-o FILE is missing (- for stdout)");
 out:
@@ -109,7 +112,7 @@ static int export(const struct export_opts *o)
 	char tmp[PATH_MAX], why[512] = "", names[256] = "";
 	struct vperf_report *r = NULL;
 	FILE *out = stdout;
-	int event = 0, err, status = 0;
+	int event, err, status = 0;
 
 	for (size_t i = 0, off = 0; i < vperf_export_nr_formats && off < sizeof(names); i++)
 		off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "",
@@ -127,6 +130,7 @@ static int export(const struct export_opts *o)
 			return cli_error("export", "cannot write %s: %s", o->output,
 					 strerror(errno));
 	}
+	event = fmt->timeline ? -1 : 0;	/* a timeline: every event's samples */
 	err = vperf_report__open(o->dir, &r, why, sizeof(why));
 	if (err) {
 		status = cli_error("export", "%s: %s", o->dir, why);
@@ -140,7 +144,7 @@ static int export(const struct export_opts *o)
 					   r->event_list ? r->event_list : "");
 			goto out_file;
 		}
-	} else if (!r->nr_events) {
+	} else if (!r->nr_events && !fmt->timeline) {
 		status = cli_error("export", "%s has no samples", o->dir);
 		goto out_file;
 	}

@@ -6,11 +6,14 @@
 
 const struct vperf_export_format vperf_export_formats[] = {
 	{ "folded", "collapsed stacks, one \"comm;root;...;leaf count\" line per distinct stack "
-	  "(flamegraph.pl, speedscope)", vperf_export_folded },
+	  "(flamegraph.pl, speedscope)", vperf_export_folded, false },
 #ifdef VPERF_EXPORT_PPROF
 	{ "pprof", "a gzipped pprof profile: values samples and the event's period (go tool pprof)",
-	  vperf_export_pprof },
+	  vperf_export_pprof, false },
 #endif
+	{ "chrome", "a timeline in the Trace Event Format's JSON: each thread's running slices, "
+	  "per-CPU slices, samples, process events, losses (Perfetto's UI, chrome://tracing)",
+	  vperf_export_chrome, true },
 };
 
 const size_t vperf_export_nr_formats = sizeof(vperf_export_formats) /

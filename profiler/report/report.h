@@ -203,6 +203,27 @@ const struct vperf_report_frame *vperf_report__frame(struct vperf_report *r, siz
 /* The index of event name in r->events, or -1. */
 int vperf_report__event(const struct vperf_report *r, const char *name);
 
+/* ---- states ------------------------------------------------------------ */
+
+/* A thread on a CPU (a guest thread: on a vCPU) from start to end (ns). */
+struct vperf_report_slice {
+	uint64_t start, end;
+	int32_t thread;			/* index in threads */
+	uint32_t cpu;
+	bool preempted;			/* it left the CPU runnable (thread_switch says) */
+};
+
+/*
+ * When each thread ran (docs/report.md, section 4): from its thread_switch in/out pairs, or for a
+ * machine (host, guest) whose recording has no thread_switch, from sched_switch pairs.  A
+ * thread_switch out without an in before it starts at the thread's first event (its exec), and a
+ * thread still running at its exit stops there (or at the recording's end); a sched_switch out
+ * without its in is left out (the kernel missed the in).  Sorted by thread, then start.
+ * *out is malloc'd (NULL when none).  0 or -ENOMEM.
+ */
+int vperf_report__running(const struct vperf_report *r, struct vperf_report_slice **out,
+			  size_t *nr) __attribute__((warn_unused_result));
+
 /* ---- histograms -------------------------------------------------------- */
 
 enum vperf_report_key {

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""End-to-end tests of the timelines (docs/report.md, section 4): `vperf export --to chrome` (the
+Trace Event Format's JSON) and `vperf timeline` (an SVG).  The real binary records the
+known-answer workload `split` (two threads burn 300 and 100 ms of their own CPU time and print
+how much each used) with `vperf record`, and the timelines must show it: as many running slices
+as the recording has switches in, at the times babeltrace2 (the reference reader) gives them,
+summing to the CPU time each thread measured for itself.
+
+Usage: timeline_tests.py --vperf PATH --workloads DIR TEST
+       timeline_tests.py --list
+
+Each test_<name>() below is one ctest, cli.timeline_<name> (tests/integration/CMakeLists.txt).
+Exit status: 0 pass, 1 fail, 77 skip (after printing "SKIP: <reason>").
+"""
+
+import csv
+import io
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import Skip, Fail, check, need_perf, show  # noqa: E402,F401
+
+VPERF = None
+WORKLOADS = None
+TMP = None
+BT2 = shutil.which("babeltrace2")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CPU_TIME_TOLERANCE = 0.02	# running time from the slices against the CPU time measured
+
+
+def p(*parts):
+    return os.path.join(TMP, *parts)
+
+
+def run(args, timeout=60, quiet=False):
+    try:
+        r = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=TMP)
+    except subprocess.TimeoutExpired as e:
+        raise Fail("timed out after %ds: %s" % (timeout, " ".join(args))) from e
+    if quiet:
+        print("$ %s  (exit %d, %d bytes of output)" % (" ".join(shlex.quote(a) for a in args),
+                                                       r.returncode, len(r.stdout)))
+    else:
+        show(args, r.stdout, r.stderr, r.returncode)
+    return r
+
+
+def vperf(*args, **kw):
+    return run([VPERF] + list(args), **kw)
+
+
+def record_split(name="rec", a_ms=300, b_ms=100):
+    """Record split: (dir, {tid: CPU ms it measured})."""
+    need_perf()
+    d = p(name)
+    r = vperf("record", "-q", "-F", "1000", "-o", d, "--", os.path.join(WORKLOADS, "split"),
+              str(a_ms), str(b_ms), timeout=90)
+    check(r.returncode == 0, "vperf record exited %d" % r.returncode)
+    got = re.findall(r"^[ab] (\d+) ([0-9.]+)$", r.stdout, re.M)
+    check(len(got) == 2, "split did not print its workers' CPU times: %r" % r.stdout)
+    return d, {int(t): float(ms) for t, ms in got}
+
+
+def switches(d):
+    """babeltrace2 --clock-cycles DIR: the thread_switch events, [(ns, tid, 'in'|'out', cpu)]."""
+    if not BT2:
+        raise Skip("babeltrace2 is not installed (scripts/install-deps.sh installs it): no "
+                   "reference reader to compare the slices with")
+    r = subprocess.run([BT2, "--clock-cycles", d], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "babeltrace2 exited %d: %s" % (r.returncode, r.stderr[-2000:]))
+    out = []
+    for line in r.stdout.splitlines():
+        if " thread_switch: " not in line:
+            continue
+        m = re.match(r"^\[(\d+)\].*cpu_id = (\d+) \}, \{ pid = \d+, tid = (\d+), direction = "
+                     r"\( \"(in|out)\"", line)
+        check(m, "a thread_switch line not understood: %r" % line)
+        out.append((int(m.group(1)), int(m.group(3)), m.group(4), int(m.group(2))))
+    return out
+
+
+def expected_slices(sw):
+    """The slices the recording's switches make (docs/report.md): {tid: [start ns, ...]} for
+    every in, and for a thread whose first switch is an out, one slice before it (None: starts
+    at its exec)."""
+    want = {}
+    for ns, tid, d, cpu in sw:
+        lst = want.setdefault(tid, [])
+        if d == "in":
+            lst.append(ns)
+        elif not lst:
+            lst.append(None)
+    return want
+
+
+def chrome(d, name="t.json"):
+    out = p(name)
+    r = vperf("export", "-i", d, "--to", "chrome", "-o", out)
+    check(r.returncode == 0 and not r.stderr, "vperf export --to chrome exited %d" % r.returncode)
+    with open(out) as f:
+        text = f.read()
+    # strict JSON: Python's parser takes NaN and Infinity, the format's readers do not
+    j = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(Fail("%s in JSON" % c)))
+    print("%s: %d bytes, %d trace events" % (name, len(text), len(j["traceEvents"])))
+    return j
+
+
+def check_structure(j):
+    """What every Trace Event Format reader needs: each event's phase, ids and a finite ts;
+    each X a dur >= 0; each thread with events a thread_name; each process a process_name."""
+    check(isinstance(j, dict) and isinstance(j.get("traceEvents"), list), "no traceEvents array")
+    check(j.get("displayTimeUnit") in ("ms", "ns"), "displayTimeUnit %r" % j.get("displayTimeUnit"))
+    names, pnames, tracks = {}, {}, set()
+    for e in j["traceEvents"]:
+        check(e.get("ph") in ("M", "X", "i", "B", "E", "C"), "phase %r: %r" % (e.get("ph"), e))
+        check(isinstance(e.get("pid"), int) and isinstance(e.get("tid"), int), "ids: %r" % e)
+        check(isinstance(e.get("name"), str) and e["name"], "no name: %r" % e)
+        ts = e.get("ts")
+        check(isinstance(ts, (int, float)) and math.isfinite(ts) and ts >= 0, "ts: %r" % e)
+        if e["ph"] == "M":
+            if e["name"] == "thread_name":
+                names[(e["pid"], e["tid"])] = e["args"]["name"]
+            elif e["name"] == "process_name":
+                pnames[e["pid"]] = e["args"]["name"]
+            continue
+        tracks.add((e["pid"], e["tid"]))
+        if e["ph"] == "X":
+            check(isinstance(e.get("dur"), (int, float)) and math.isfinite(e["dur"]) and
+                  e["dur"] >= 0, "X without a dur >= 0: %r" % e)
+        if e["ph"] == "i":
+            check(e.get("s", "t") in ("t", "p", "g"), "instant scope: %r" % e)
+    missing = [t for t in tracks if t not in names]
+    check(not missing, "tracks without a thread_name: %r" % missing[:10])
+    check(all(pid in pnames for pid, _ in tracks), "a process without a process_name")
+    return names, pnames
+
+
+def test_chrome_running_slices_are_the_recordings_switches_and_its_cpu_times():
+    d, cpu_ms = record_split()
+    j = chrome(d)
+    names, pnames = check_structure(j)
+    ev = j["traceEvents"]
+    sw = switches(d)
+    want = expected_slices(sw)
+    got = {}
+    for e in ev:
+        if e["ph"] == "X" and e["name"] == "running":
+            got.setdefault(e["tid"], []).append(e)
+    n_in = sum(1 for s in sw if s[2] == "in")
+    n_want = sum(len(v) for v in want.values())
+    n_got = sum(len(v) for v in got.values())
+    print("switches in: %d; slices wanted %d (with a first switch out: %d), got %d"
+          % (n_in, n_want, n_want - n_in, n_got))
+    check(n_got == n_want, "%d running slices, the recording's switches make %d" % (n_got, n_want))
+    for tid, starts in want.items():
+        have = sorted(round(e["ts"] * 1000) for e in got.get(tid, []))
+        exact = sorted(s for s in starts if s is not None)
+        check(all(s in have for s in exact), "tid %d: slices do not start at its switches in "
+              "(first: %r, %r)" % (tid, exact[:3], have[:3]))
+    # per CPU: the same slices, on tracks named CPU n of a process CPUs
+    cpu = [e for e in ev if e["ph"] == "X" and e["cat"] == "cpu"]
+    check(len(cpu) == n_got, "%d per-CPU slices, %d running slices" % (len(cpu), n_got))
+    check(all(names[(e["pid"], e["tid"])].startswith("CPU ") and pnames[e["pid"]] == "CPUs"
+              for e in cpu), "per-CPU slices not on CPU tracks")
+    # the known answer: each worker's running time is the CPU time it measured
+    for tid, ms in cpu_ms.items():
+        run_ms = sum(e["dur"] for e in got.get(tid, [])) / 1000
+        print("tid %d: running %.3f ms in %d slices, measured %.3f ms of CPU time"
+              % (tid, run_ms, len(got.get(tid, [])), ms))
+        check(abs(run_ms / ms - 1) <= CPU_TIME_TOLERANCE, "tid %d: %.3f ms running, %.3f ms "
+              "measured" % (tid, run_ms, ms))
+        check(names.get((e_pid(ev, tid), tid)) == "split", "tid %d is not named split" % tid)
+
+
+def e_pid(ev, tid):
+    return next(e["pid"] for e in ev if e["tid"] == tid and e["ph"] != "M")
+
+
+def test_chrome_samples_forks_and_exits_are_instants_on_their_threads():
+    d, cpu_ms = record_split()
+    j = chrome(d)
+    check_structure(j)
+    ev = j["traceEvents"]
+    r = vperf("report", "-i", d, "--sort", "tid,symbol", "-x", ",", quiet=True)
+    check(r.returncode == 0, "vperf report exited %d" % r.returncode)
+    by_tid = {}
+    for row in csv.DictReader(io.StringIO(r.stdout)):
+        by_tid[int(row["tid"])] = by_tid.get(int(row["tid"]), 0) + int(row["samples"])
+    samples = [e for e in ev if e["ph"] == "i" and e["cat"] == "sample"]
+    got = {}
+    for e in samples:
+        got[e["tid"]] = got.get(e["tid"], 0) + 1
+    print("samples per tid: chrome %r, report %r" % (got, by_tid))
+    check(got == by_tid, "the samples per thread differ from vperf report's")
+    hot = [e for e in samples if e["tid"] in cpu_ms]
+    named = sum(1 for e in hot if e["name"] != "[unknown]" and not e["name"].startswith("["))
+    check(named >= 0.9 * len(hot), "only %d of the workers' %d samples have a symbol"
+          % (named, len(hot)))
+    proc = [e for e in ev if e["cat"] == "process"]
+    for tid in cpu_ms:
+        kinds = sorted(e["name"] for e in proc if e["tid"] == tid)
+        check("fork" in kinds and "exit" in kinds, "worker %d: %r, not a fork and an exit"
+              % (tid, kinds))
+    check(any(e["name"] == "exec" and e["args"].get("filename") == "split" for e in proc),
+          "no exec of split")
+
+
+def bad(args, pattern, what):
+    """A one-line error naming the problem, a nonzero status, nothing on stdout."""
+    r = vperf(*args)
+    check(r.returncode != 0, "%s: exit status 0" % what)
+    check(not r.stdout, "%s: something on stdout" % what)
+    first = r.stderr.splitlines()[0] if r.stderr else ""
+    check(re.search(pattern, first), "%s: the error %r does not match %r" % (what, first, pattern))
+    return r
+
+
+def test_chrome_bad_input_is_refused_without_a_file():
+    bad(["export", "-i", p("nothing"), "--to", "chrome", "-o", p("x.json")],
+        r"^vperf export: .*nothing: no such directory$", "a missing directory")
+    os.mkdir(p("empty"))
+    bad(["export", "-i", p("empty"), "--to", "chrome", "-o", p("x.json")],
+        r"^vperf export: .*empty: not a vperf recording", "an empty directory")
+    check(not os.path.exists(p("x.json")), "a failed export left its file")
+    bad(["export", "-i", p("empty"), "--to", "chrome", "-o", p("no-dir", "x.json")],
+        r"^vperf export: cannot write .*no-dir/x.json", "an unwritable -o")
+
+
+def tests():
+    return harness.tests_of(globals())
+
+
+def setup(a, tmp):
+    global VPERF, WORKLOADS, TMP
+    VPERF, WORKLOADS, TMP = a.vperf, a.workloads, tmp
+    if not VPERF or not os.access(VPERF, os.X_OK):
+        return "the vperf binary is not built: %r" % VPERF
+    VPERF = os.path.abspath(VPERF)
+    WORKLOADS = os.path.abspath(WORKLOADS)
+    return None
+
+
+def main():
+    return harness.main(tests(), "vperf-timeline-", setup, extra_args=("--workloads",))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
