@@ -7,15 +7,12 @@
  * checks that everything reached it.  FILE is written beside itself and renamed into place, so
  * that a failed export leaves no half file.
  */
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "builtin.h"
 #include "util/options.h"
+#include "util/outfile.h"
 #include "util/recdir.h"
 #ifdef VPERF_HAVE_REPORT
 #include "export.h"
@@ -108,11 +105,10 @@ out:
 static int export(const struct export_opts *o)
 {
 	const struct vperf_export_format *fmt = vperf_export_find(o->to);
-	bool to_stdout = !strcmp(o->output, "-");
-	char tmp[PATH_MAX], why[512] = "", names[256] = "";
+	char why[512] = "", names[256] = "";
 	struct vperf_report *r = NULL;
-	FILE *out = stdout;
-	int event, err, status = 0;
+	struct outfile out;
+	int event, err, status;
 
 	for (size_t i = 0, off = 0; i < vperf_export_nr_formats && off < sizeof(names); i++)
 		off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "",
@@ -120,16 +116,9 @@ static int export(const struct export_opts *o)
 	if (!fmt)
 		return cli_usage_error(&export_usage, "--to %s: not a format this vperf writes "
 				       "(%s)", o->to, names);
-	if (!to_stdout) {
-		/* FILE.tmp-PID beside it, renamed over it once complete */
-		if (snprintf(tmp, sizeof(tmp), "%s.tmp-%d", o->output, (int)getpid()) >=
-		    (int)sizeof(tmp))
-			return cli_error("export", "-o %s: the name is too long", o->output);
-		out = fopen(tmp, "wb");
-		if (!out)
-			return cli_error("export", "cannot write %s: %s", o->output,
-					 strerror(errno));
-	}
+	status = outfile_open(&out, "export", o->output);
+	if (status)
+		return status;
 	event = fmt->timeline ? -1 : 0;	/* a timeline: every event's samples */
 	err = vperf_report__open(o->dir, &r, why, sizeof(why));
 	if (err) {
@@ -148,23 +137,12 @@ static int export(const struct export_opts *o)
 		status = cli_error("export", "%s has no samples", o->dir);
 		goto out_file;
 	}
-	err = fmt->write(r, event, out, why, sizeof(why));
+	err = fmt->write(r, event, out.f, why, sizeof(why));
 	if (err)
 		status = cli_error("export", "writing %s: %s", o->output, why);
-	if (!status && (fflush(out) || ferror(out)))
-		status = cli_error("export", "writing %s: %s", o->output,
-				   strerror(errno ? errno : EIO));
 out_file:
 	vperf_report__delete(r);
-	if (to_stdout)
-		return status;
-	if (fclose(out) && !status)
-		status = cli_error("export", "writing %s: %s", o->output, strerror(errno));
-	if (!status && rename(tmp, o->output))
-		status = cli_error("export", "cannot write %s: %s", o->output, strerror(errno));
-	if (status)
-		unlink(tmp);
-	return status;
+	return outfile_close(&out, status);
 }
 #endif
 

@@ -168,8 +168,8 @@ static void put_names(struct ctx *c, size_t nr_cpus, size_t nr_vcpus)
 		const struct vperf_report_thread *th = &r->threads[i];
 		uint32_t pid, tid;
 
-		if (!th->tid || !c->used[i])
-			continue;	/* the idle task is no thread; a fork's parent alone */
+		if (!c->used[i])
+			continue;
 		ids_of(c, (int32_t)i, &pid, &tid);
 		if (apart(c, (int32_t)i)) {
 			if (!guest_named) {
@@ -220,7 +220,7 @@ static void put_samples(struct ctx *c, int event)
 		const struct vperf_report_frame *f;
 		uint32_t pid, tid;
 
-		if (event >= 0 && s->event != (uint32_t)event)
+		if ((event >= 0 && s->event != (uint32_t)event) || !c->used[s->thread])
 			continue;
 		f = vperf_report__frame(r, s->frame);
 		ids_of(c, s->thread, &pid, &tid);
@@ -246,7 +246,7 @@ static void put_events(struct ctx *c)
 	for (size_t i = 0; i < r->nr_tlevs; i++) {
 		const struct vperf_report_tlev *e = &r->tlevs[i];
 		uint32_t pid, tid;
-		bool on_thread = e->thread >= 0 && r->threads[e->thread].tid;
+		bool on_thread = e->thread >= 0 && c->used[e->thread];
 
 		if (on_thread)
 			ids_of(c, e->thread, &pid, &tid);
@@ -306,20 +306,13 @@ int vperf_export_chrome(struct vperf_report *r, int event, FILE *out, char *why,
 	size_t nr, nr_cpus = 0, nr_vcpus = 0;
 	int err = vperf_report__running(r, &s, &nr);
 
-	c.used = calloc(r->nr_threads + 1, sizeof(*c.used));
+	if (!err)
+		c.used = vperf_report__shown(r, s, nr, event);
 	if (err || !c.used) {
 		free(s);
-		free(c.used);
 		snprintf(why, why_len, "out of memory");
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < nr; i++)
-		c.used[s[i].thread] = true;
-	for (size_t i = 0; i < r->nr_samples; i++)
-		c.used[r->samples[i].thread] |= event < 0 || r->samples[i].event == (uint32_t)event;
-	for (size_t i = 0; i < r->nr_tlevs; i++)
-		if (r->tlevs[i].thread >= 0 && r->tlevs[i].kind != VPERF_REPORT_EV_SCHED_SWITCH)
-			c.used[r->tlevs[i].thread] = true;
 	/* which CPU and vCPU tracks have something on them */
 	for (size_t i = 0; i < nr; i++) {
 		size_t *n = apart(&c, s[i].thread) ? &nr_vcpus : &nr_cpus;

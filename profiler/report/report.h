@@ -224,6 +224,18 @@ struct vperf_report_slice {
 int vperf_report__running(const struct vperf_report *r, struct vperf_report_slice **out,
 			  size_t *nr) __attribute__((warn_unused_result));
 
+/*
+ * Which threads a timeline shows: those with a running slice, a sample (of event, or any for
+ * -1) or an event of their own (not the idle task, tid 0; not a fork's parent alone).  A
+ * calloc'd array of nr_threads (+ 1) flags, or NULL: out of memory.
+ */
+bool *vperf_report__shown(const struct vperf_report *r, const struct vperf_report_slice *s,
+			  size_t nr, int event);
+
+/* Where a thread lived: from its fork (else the recording's start) to its exit (else end). */
+void vperf_report__lifetime(const struct vperf_report *r, int32_t thread, uint64_t *born,
+			    uint64_t *died);
+
 /* ---- histograms -------------------------------------------------------- */
 
 enum vperf_report_key {

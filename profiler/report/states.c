@@ -137,3 +137,39 @@ int vperf_report__running(const struct vperf_report *r, struct vperf_report_slic
 	*nr = a.nr;
 	return 0;
 }
+
+bool *vperf_report__shown(const struct vperf_report *r, const struct vperf_report_slice *s,
+			  size_t nr, int event)
+{
+	bool *used = calloc(r->nr_threads + 1, sizeof(*used));
+
+	if (!used)
+		return NULL;
+	for (size_t i = 0; i < nr; i++)
+		used[s[i].thread] = true;
+	for (size_t i = 0; i < r->nr_samples; i++)
+		used[r->samples[i].thread] |= event < 0 || r->samples[i].event == (uint32_t)event;
+	for (size_t i = 0; i < r->nr_tlevs; i++)
+		if (r->tlevs[i].thread >= 0 && r->tlevs[i].kind != VPERF_REPORT_EV_SCHED_SWITCH)
+			used[r->tlevs[i].thread] = true;
+	for (size_t i = 0; i < r->nr_threads; i++)
+		used[i] &= r->threads[i].tid != 0;
+	return used;
+}
+
+void vperf_report__lifetime(const struct vperf_report *r, int32_t thread, uint64_t *born,
+			    uint64_t *died)
+{
+	*born = r->first_ts;
+	*died = r->last_ts;
+	for (size_t i = 0; i < r->nr_tlevs; i++) {
+		const struct vperf_report_tlev *e = &r->tlevs[i];
+
+		if (e->thread != thread)
+			continue;
+		if (e->kind == VPERF_REPORT_EV_FORK)
+			*born = e->ts;
+		else if (e->kind == VPERF_REPORT_EV_EXIT)
+			*died = e->ts;
+	}
+}
