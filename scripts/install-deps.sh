@@ -18,6 +18,7 @@ PKGS=(
 	libelf-dev             # symbols of the files a recording mapped (profiler/report/symbols.c)
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev # vperf export --to pprof (profiler/export)
 	golang-go              # go tool pprof reads the exported profile (tests/integration/report_tests.py)
+	chromium               # headless, renders vperf timeline's SVG as a person sees it (tests/integration/timeline_tests.py)
 )
 
 SUDO=""

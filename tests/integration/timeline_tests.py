@@ -239,6 +239,158 @@ def test_chrome_bad_input_is_refused_without_a_file():
         r"^vperf export: cannot write .*no-dir/x.json", "an unwritable -o")
 
 
+def timeline(d, out="t.svg", *extra):
+    """vperf timeline: (the SVG's root element, its text, the summary's {tid: running ms})."""
+    path = p(out)
+    r = vperf("timeline", "-i", d, "-o", path, *extra)
+    check(r.returncode == 0 and not r.stderr, "vperf timeline exited %d" % r.returncode)
+    with open(path) as f:
+        text = f.read()
+    root = ET.fromstring(text)	# well-formed, or this raises
+    check(root.tag == "{http://www.w3.org/2000/svg}svg", "the root is %r, not svg" % root.tag)
+    running = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"^\s+([0-9.]+)\s+([0-9.]+)%\s+(\d+)\s+(\d+)\s+(.+)$", line)
+        if m:
+            running[int(m.group(4))] = float(m.group(1))
+    return root, text, running
+
+
+def texts(root):
+    return [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+
+
+def test_timeline_svg_has_rows_axis_legend_and_the_workers_cpu_times():
+    d, cpu_ms = record_split()
+    root, text, running = timeline(d, "t.svg", "--width", "1200")
+    check(root.get("width") == "1200", "width %r, not the --width" % root.get("width"))
+    labels = texts(root)
+    legend = root.find(".//{http://www.w3.org/2000/svg}g[@id='legend']")
+    check(legend is not None and len(list(legend)) >= 10, "no legend")
+    for tid in cpu_ms:
+        check("split %d" % tid in labels, "no row for worker %d: %r" % (tid, labels))
+    check("CPU 0" in labels, "no CPU row")
+    axis = [t for t in labels if t and re.match(r"^\d+(\.\d+)? (s|ms|us|ns)$", t)]
+    print("axis labels: %r" % axis)
+    check(len(axis) >= 3 and axis[0].startswith("0"), "the time axis has labels %r" % axis)
+    # samples: ticks under each worker's row, one path per thread
+    check(text.count('stroke="#222222"') >= 3, "no sample ticks")
+    for tid, ms in cpu_ms.items():
+        print("tid %d: the summary says %.3f ms running, it measured %.3f ms"
+              % (tid, running.get(tid, 0), ms))
+        check(abs(running.get(tid, 0) / ms - 1) <= CPU_TIME_TOLERANCE,
+              "tid %d: %.3f ms running in the summary, %.3f ms measured"
+              % (tid, running.get(tid, 0), ms))
+
+
+def png_pixels(path):
+    """(width, height, rows of (r, g, b)) of an 8-bit RGB or RGBA, non-interlaced PNG."""
+    with open(path, "rb") as f:
+        data = f.read()
+    check(data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG")
+    pos, idat, w = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            check(depth == 8 and ctype in (2, 6) and interlace == 0,
+                  "a PNG this test does not decode: depth %d, colour type %d" % (depth, ctype))
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        ft, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if ft == 1:
+                line[i] = (line[i] + a) & 255
+            elif ft == 2:
+                line[i] = (line[i] + b) & 255
+            elif ft == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif ft == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
+        prev = line
+    return w, h, rows
+
+
+def render(svg, png, w, h):
+    """Headless Chromium's screenshot of svg at w x h."""
+    if not CHROMIUM:
+        raise Skip("chromium is not installed (Debian chromium, scripts/install-deps.sh): "
+                   "cannot render the SVG as a person would see it")
+    prof = tempfile.mkdtemp(dir=TMP)
+    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--user-data-dir=" + prof, "--screenshot=" + png,
+            "--window-size=%d,%d" % (w, h), "file://" + svg]
+    r = run(args, timeout=120, quiet=True)
+    check(r.returncode == 0, "chromium exited %d: %s" % (r.returncode, r.stderr[-1500:]))
+    check(os.path.exists(png), "chromium wrote no %s" % png)
+
+
+def test_timeline_renders_in_headless_chromium_with_the_threads_colours():
+    d, cpu_ms = record_split()
+    root, text, _ = timeline(d, "t.svg", "--width", "1000")
+    w, h = int(root.get("width")), int(float(root.get("height")))
+    png = p("t.png")
+    render(p("t.svg"), png, w, h)
+    pw, ph, px = png_pixels(png)
+    print("rendered %s: %d x %d px (the SVG: %d x %d)" % (png, pw, ph, w, h))
+    check((pw, ph) == (w, h), "the PNG is %d x %d, not %d x %d" % (pw, ph, w, h))
+    count = {}
+    for row in px:
+        for c in row:
+            count[c] = count.get(c, 0) + 1
+    white = count.get((255, 255, 255), 0)
+    print("%d colours; white %.1f%% of the pixels" % (len(count), 100.0 * white / (pw * ph)))
+    check(len(count) > 1, "a single colour")
+    check(white < 0.97 * pw * ph, "almost all white: nothing drawn")
+    # each worker's running colour fills part of its row: the fills the SVG names are on screen
+    # (not the greys of the rows' backgrounds: the threads' own colours)
+    fills = set(re.findall(r'<rect x="[^"]+" y="[^"]+" width="[^"]+" height="16.0" '
+                           r'fill="#([0-9a-f]{6})"/>', text)) - {"e2e2e2", "f4f4f4"}
+    seen = [f for f in fills if count.get(tuple(int(f[i:i + 2], 16) for i in (0, 2, 4)), 0) > 50]
+    print("threads' fills %r; over 50 px each on screen: %r" % (sorted(fills), sorted(seen)))
+    check(len(fills) >= 2 and len(seen) == len(fills), "of the threads' fills %r only %r reach "
+          "the screen" % (sorted(fills), sorted(seen)))
+
+
+def test_timeline_bad_input_is_refused_without_a_file():
+    bad(["timeline", "-i", p("nothing"), "-o", p("x.svg")],
+        r"^vperf timeline: .*nothing: no such directory$", "a missing directory")
+    os.mkdir(p("empty"))
+    bad(["timeline", "-i", p("empty"), "-o", p("x.svg")],
+        r"^vperf timeline: .*empty: not a vperf recording", "an empty directory")
+    check(not os.path.exists(p("x.svg")), "a failed timeline left its file")
+    bad(["timeline", "-i", p("empty"), "-o", p("no-dir", "x.svg")],
+        r"^vperf timeline: cannot write .*no-dir/x.svg", "an unwritable -o")
+    for w in ("abc", "10", "99999", ""):
+        bad(["timeline", "-i", p("empty"), "--width", w], r"^vperf timeline: --width '%s': a "
+            r"number of pixels from 400 to 20000" % w, "--width %r" % w)
+    bad(["timeline", "extra"], r"^vperf timeline: unexpected argument 'extra'", "an operand")
+
+
+def test_help_documents_the_options_and_formats():
+    r = vperf("timeline", "--help")
+    check(r.returncode == 0, "exit status %d" % r.returncode)
+    for opt in ("--input", "--output", "--width"):
+        check(opt in r.stdout, "timeline --help lacks %s" % opt)
+    r = vperf("export", "--help")
+    check(r.returncode == 0 and "chrome" in r.stdout, "export --help lacks chrome")
+    r = vperf("help")
+    check("timeline" in r.stdout, "vperf help does not list timeline")
+
+
 def tests():
     return harness.tests_of(globals())
 
