@@ -3,9 +3,10 @@
  * vperf export [-i DIR] --to FORMAT -o FILE [-e EVENT]
  *
  * A recording's samples for other tools (docs/report.md): collapsed stacks for flame graphs,
- * pprof profiles, and a timeline for trace viewers (chrome: the Trace Event Format).  The formats are profiler/export/'s table; this file parses, opens FILE and
- * checks that everything reached it.  FILE is written beside itself and renamed into place, so
- * that a failed export leaves no half file.
+ * pprof profiles, and a timeline for trace viewers (chrome: the Trace Event Format).  The
+ * formats are profiler/export/'s table; this file parses, opens FILE and checks that everything
+ * reached it.  FILE is written beside itself and renamed into place (util/outfile.c), so that a
+ * failed export leaves no half file.
  */
 #include <stdio.h>
 #include <string.h>

@@ -40,9 +40,9 @@ static const struct cli_option timeline_options[] = {
 	{ 'i', "input", "dir", "the recording (default " RECDIR_DEFAULT ")", OPT_INPUT },
 	{ 'o', "output", "file", "the SVG to write (default " DEFAULT_OUTPUT "; - for stdout, "
 	  "the summary then goes to stderr)", OPT_OUTPUT },
-	{ 'w', "width", "px", "the picture's width in pixels, " XSTR(VPERF_TIMELINE_MIN_WIDTH) " to "
-	  XSTR(VPERF_TIMELINE_MAX_WIDTH) " (default " XSTR(VPERF_TIMELINE_DEFAULT_WIDTH) ")",
-	  OPT_WIDTH },
+	{ 'w', "width", "px", "the picture's width in pixels, " XSTR(VPERF_TIMELINE_MIN_WIDTH)
+	  " to " XSTR(VPERF_TIMELINE_MAX_WIDTH) " (default " XSTR(VPERF_TIMELINE_DEFAULT_WIDTH)
+	  ")", OPT_WIDTH },
 	{ 'h', "help", NULL, "show this help", OPT_HELP },
 };
 
@@ -90,9 +90,9 @@ static int parse_opts(struct timeline_opts *o, int argc, char **argv)
 		case OPT_WIDTH:
 			if (cli_parse_long(p.optarg, VPERF_TIMELINE_MIN_WIDTH,
 					   VPERF_TIMELINE_MAX_WIDTH, &v)) {
-				status = cli_usage_error(&timeline_usage, "--width '%s': a number of "
-							 "pixels from %d to %d", p.optarg,
-							 VPERF_TIMELINE_MIN_WIDTH,
+				status = cli_usage_error(&timeline_usage, "--width '%s': a "
+							 "number of pixels from %d to %d",
+							 p.optarg, VPERF_TIMELINE_MIN_WIDTH,
 							 VPERF_TIMELINE_MAX_WIDTH);
 				goto out;
 			}
@@ -107,7 +107,8 @@ static int parse_opts(struct timeline_opts *o, int argc, char **argv)
 		status = cli_usage_error(&timeline_usage, "unexpected argument '%s' (the recording "
 					 "is given with -i DIR)", argv[p.optind]);
 	else if (!*o->dir)
-		status = cli_usage_error(&timeline_usage, "-i needs a directory, not an empty name");
+		status = cli_usage_error(&timeline_usage, "-i needs a directory, not an empty "
+					 "name");
 	else if (!*o->output)
 		status = cli_usage_error(&timeline_usage, "-o needs a file name (- for stdout)");
 out:
@@ -166,12 +167,13 @@ static int summary(struct vperf_report *r, FILE *f)
 	fprintf(f, "# %12s %7s %8s %8s  %s\n", "running ms", "%", "slices", "tid", "command");
 	for (size_t l = 0; l < n; l++) {
 		const struct vperf_report_thread *th = &r->threads[lines[l].thread];
+		char buf[32];
 
 		fprintf(f, "  %12.3f %6.2f%% %8" PRIu64 " %8" PRIu32 "  %s%s\n",
 			(double)lines[l].ns / 1e6,
 			span ? 100.0 * (double)lines[l].ns / (double)span : 0.0, lines[l].slices,
 			th->tid, th->guest && r->vm_name ? "guest " : "",
-			th->comm != UINT32_MAX ? r->strings[th->comm] : "?");
+			vperf_report__thread_name(r, lines[l].thread, buf, sizeof(buf)));
 	}
 	free(lines);
 	free(shown);

@@ -111,16 +111,6 @@ static void meta(struct ctx *c, const char *what, uint32_t pid, uint32_t tid, co
 	fprintf(c->out, ",\"args\":{\"sort_index\":%d}}", sort);
 }
 
-static const char *comm_of(const struct vperf_report *r, int32_t t, char *buf, size_t len)
-{
-	const struct vperf_report_thread *th = &r->threads[t];
-
-	if (th->comm != UINT32_MAX)
-		return r->strings[th->comm];
-	snprintf(buf, len, ":%" PRIu32, th->tid);
-	return buf;
-}
-
 /* A process's name: its main thread's, else its first named thread's. */
 static const char *process_name(const struct ctx *c, uint32_t pid)
 {
@@ -166,10 +156,12 @@ static void put_names(struct ctx *c, size_t nr_cpus, size_t nr_vcpus)
 	}
 	for (size_t i = 0; i < r->nr_threads; i++) {
 		const struct vperf_report_thread *th = &r->threads[i];
+		const char *comm;
 		uint32_t pid, tid;
 
 		if (!c->used[i])
 			continue;
+		comm = vperf_report__thread_name(r, (int32_t)i, buf, sizeof(buf));
 		ids_of(c, (int32_t)i, &pid, &tid);
 		if (apart(c, (int32_t)i)) {
 			if (!guest_named) {
@@ -177,15 +169,13 @@ static void put_names(struct ctx *c, size_t nr_cpus, size_t nr_vcpus)
 				meta(c, "process_name", pid, pid, name, 0);
 				guest_named = true;
 			}
-			snprintf(name, sizeof(name), "%s (guest tid %" PRIu32 ")",
-				 comm_of(r, (int32_t)i, buf, sizeof(buf)), th->tid);
+			snprintf(name, sizeof(name), "%s (guest tid %" PRIu32 ")", comm, th->tid);
 			meta(c, "thread_name", pid, tid, name, (int)th->tid);
 			continue;
 		}
 		if (tid == pid || !th->pid)
 			meta(c, "process_name", pid, pid, process_name(c, pid), 1);
-		meta(c, "thread_name", pid, tid, comm_of(r, (int32_t)i, buf, sizeof(buf)),
-		     (int)th->tid);
+		meta(c, "thread_name", pid, tid, comm, (int)th->tid);
 	}
 }
 
@@ -203,8 +193,8 @@ static void put_slices(struct ctx *c, const struct vperf_report_slice *s, size_t
 		fprintf(c->out, ",\"args\":{\"cpu\":%" PRIu32 ",\"left\":\"%s\"}}", s[i].cpu,
 			s[i].preempted ? "preempted" : "blocked or exited");
 		cpu_ids(apart(c, s[i].thread), s[i].cpu, &pid, &tid);
-		begin(c, "X", comm_of(c->r, s[i].thread, buf, sizeof(buf)), "cpu", pid, tid,
-		      s[i].start);
+		begin(c, "X", vperf_report__thread_name(c->r, s[i].thread, buf, sizeof(buf)), "cpu",
+		      pid, tid, s[i].start);
 		put_us(c->out, "dur", s[i].end - s[i].start);
 		fprintf(c->out, ",\"args\":{\"tid\":%" PRIu32 "}}", c->r->threads[s[i].thread].tid);
 	}
@@ -260,7 +250,8 @@ static void put_events(struct ctx *c)
 			begin(c, "i", vperf_report_ev_names[e->kind], "process", pid, tid, e->ts);
 			fputs(",\"s\":\"t\",\"args\":{", c->out);
 			if (e->kind == VPERF_REPORT_EV_FORK && e->other >= 0)
-				fprintf(c->out, "\"parent_tid\":%" PRIu32, r->threads[e->other].tid);
+				fprintf(c->out, "\"parent_tid\":%" PRIu32,
+					r->threads[e->other].tid);
 			else if (e->kind == VPERF_REPORT_EV_EXEC && e->str != UINT32_MAX)
 				put_arg_str(c->out, "filename", r->strings[e->str]);
 			else if (e->kind == VPERF_REPORT_EV_EXIT && e->arg != (uint64_t)INT64_MIN)
@@ -273,8 +264,8 @@ static void put_events(struct ctx *c)
 			snprintf(name, sizeof(name), "lost %" PRIu64 " events", e->arg);
 			cpu_ids(c->vm && (e->layer == 2 || e->layer == 3), e->cpu, &pid, &tid);
 			begin(c, "i", name, "lost", pid, tid, e->ts);
-			fprintf(c->out, ",\"s\":\"g\",\"args\":{\"count\":%" PRIu64 ",\"cpu\":%" PRIu32
-				",\"layer\":\"%s\"}}", e->arg, e->cpu,
+			fprintf(c->out, ",\"s\":\"g\",\"args\":{\"count\":%" PRIu64
+				",\"cpu\":%" PRIu32 ",\"layer\":\"%s\"}}", e->arg, e->cpu,
 				e->layer < 5 ? vperf_report_layer_names[e->layer] : "?");
 			break;
 		case VPERF_REPORT_EV_MARKER:
@@ -288,8 +279,8 @@ static void put_events(struct ctx *c)
 			break;
 		case VPERF_REPORT_EV_VMM_EXIT:
 			cpu_ids(true, e->cpu, &pid, &tid);
-			begin(c, "X", e->str != UINT32_MAX ? r->strings[e->str] : "exit", "vmm_exit",
-			      pid, tid, e->ts);
+			begin(c, "X", e->str != UINT32_MAX ? r->strings[e->str] : "exit",
+			      "vmm_exit", pid, tid, e->ts);
 			put_us(c->out, "dur", e->arg);
 			fprintf(c->out, ",\"args\":{\"reason\":%" PRIu64 "}}", e->arg2);
 			break;

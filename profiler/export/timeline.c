@@ -147,17 +147,8 @@ static void colour(int32_t i, char *buf, size_t len)
 	default: rgb[0] = c; rgb[2] = x; break;
 	}
 	snprintf(buf, len, "#%02x%02x%02x", (unsigned int)lround((rgb[0] + m) * 255),
-		 (unsigned int)lround((rgb[1] + m) * 255), (unsigned int)lround((rgb[2] + m) * 255));
-}
-
-static const char *comm_of(const struct vperf_report *r, int32_t t, char *buf, size_t len)
-{
-	const struct vperf_report_thread *th = &r->threads[t];
-
-	if (th->comm != UINT32_MAX)
-		return r->strings[th->comm];
-	snprintf(buf, len, ":%" PRIu32, th->tid);
-	return buf;
+		 (unsigned int)lround((rgb[1] + m) * 255),
+		 (unsigned int)lround((rgb[2] + m) * 255));
 }
 
 static bool apart(const struct draw *d, int32_t t)
@@ -170,8 +161,8 @@ static void rect(const struct draw *d, uint64_t a, uint64_t b, double y, double 
 {
 	double x = x_of(d, a), w = x_of(d, b) - x;
 
-	fprintf(d->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"/>\n",
-		x, y, w < 1 ? 1 : w, h, fill);
+	fprintf(d->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+		"fill=\"%s\"/>\n", x, y, w < 1 ? 1 : w, h, fill);
 }
 
 static int by_start(const void *a, const void *b)
@@ -240,9 +231,10 @@ static void put_marks(struct draw *d, const struct row *row, double y)
 			bool g = d->vm && (e->layer == 2 || e->layer == 3);
 
 			if (e->kind == VPERF_REPORT_EV_LOST && e->cpu == row->n && g == row->vcpu)
-				fprintf(d->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"2\" height=\"%d\" "
-					"fill=\"" C_LOST "\"><title>lost %" PRIu64 " events</title>"
-					"</rect>\n", x - 1, y - 2, ROW_H + 4, e->arg);
+				fprintf(d->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"2\" "
+					"height=\"%d\" fill=\"" C_LOST "\"><title>lost %" PRIu64
+					" events</title></rect>\n", x - 1, y - 2, ROW_H + 4,
+					e->arg);
 			continue;
 		}
 		if (e->thread != (int32_t)row->n)
@@ -250,12 +242,13 @@ static void put_marks(struct draw *d, const struct row *row, double y)
 		switch (e->kind) {
 		case VPERF_REPORT_EV_FORK:
 		case VPERF_REPORT_EV_EXEC:
-			fprintf(d->out, "<path d=\"M%.2f %.1fl-4 -5h8z\" fill=\"" C_PROC "\"><title>%s"
-				"</title></path>\n", x, y, vperf_report_ev_names[e->kind]);
+			fprintf(d->out, "<path d=\"M%.2f %.1fl-4 -5h8z\" fill=\"" C_PROC "\">"
+				"<title>%s</title></path>\n", x, y, vperf_report_ev_names[e->kind]);
 			break;
 		case VPERF_REPORT_EV_EXIT:
-			fprintf(d->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"2\" height=\"%d\" fill=\""
-				C_EXIT "\"><title>exit</title></rect>\n", x - 1, y - 2, ROW_H + 4);
+			fprintf(d->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"2\" height=\"%d\" "
+				"fill=\"" C_EXIT "\"><title>exit</title></rect>\n", x - 1, y - 2,
+				ROW_H + 4);
 			break;
 		case VPERF_REPORT_EV_MARKER:
 			fprintf(d->out, "<path d=\"M%.2f %.1fl4 4l-4 4l-4 -4z\" fill=\"" C_MARKER
@@ -280,8 +273,10 @@ static void put_row(struct draw *d, const struct row *row, double y)
 		const struct vperf_report_thread *th = &d->r->threads[row->n];
 		uint64_t born, died;
 
-		snprintf(label, sizeof(label), "%s%s %" PRIu32, apart(d, (int32_t)row->n) ?
-			 "guest " : "", comm_of(d->r, (int32_t)row->n, buf, sizeof(buf)), th->tid);
+		snprintf(label, sizeof(label), "%s%s %" PRIu32,
+			 apart(d, (int32_t)row->n) ? "guest " : "",
+			 vperf_report__thread_name(d->r, (int32_t)row->n, buf, sizeof(buf)),
+			 th->tid);
 		vperf_report__lifetime(d->r, (int32_t)row->n, &born, &died);
 		rect(d, born, died, y, ROW_H, C_IDLE);
 	}

@@ -513,7 +513,8 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 
 		if (s)
 			s->nr = 0;
-		err = set_comm(k, guest_layer(layer), tid, str_of(comm ? comm : member(p, "filename")));
+		err = set_comm(k, guest_layer(layer), tid,
+			       str_of(comm ? comm : member(p, "filename")));
 		if (err)
 			return err;
 		kind = VPERF_REPORT_EV_EXEC;

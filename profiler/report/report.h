@@ -232,6 +232,10 @@ int vperf_report__running(const struct vperf_report *r, struct vperf_report_slic
 bool *vperf_report__shown(const struct vperf_report *r, const struct vperf_report_slice *s,
 			  size_t nr, int event);
 
+/* Thread t's name: its comm, or ":tid" (in buf) when the recording never named it. */
+const char *vperf_report__thread_name(const struct vperf_report *r, int32_t t, char *buf,
+				      size_t len);
+
 /* Where a thread lived: from its fork (else the recording's start) to its exit (else end). */
 void vperf_report__lifetime(const struct vperf_report *r, int32_t thread, uint64_t *born,
 			    uint64_t *died);

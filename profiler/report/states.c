@@ -4,6 +4,8 @@
  * order, an open slice per thread, closed by its switch out or its exit.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +37,8 @@ static int emit(struct acc *a, int32_t thread, uint32_t cpu, uint64_t start, uin
 		a->s = n;
 		a->cap = c;
 	}
-	a->s[a->nr++] = (struct vperf_report_slice){ .start = start, .end = end < start ? start : end,
+	a->s[a->nr++] = (struct vperf_report_slice){ .start = start,
+						     .end = end < start ? start : end,
 						     .thread = thread, .cpu = cpu,
 						     .preempted = preempted };
 	return 0;
@@ -172,4 +175,15 @@ void vperf_report__lifetime(const struct vperf_report *r, int32_t thread, uint64
 		else if (e->kind == VPERF_REPORT_EV_EXIT)
 			*died = e->ts;
 	}
+}
+
+const char *vperf_report__thread_name(const struct vperf_report *r, int32_t t, char *buf,
+				      size_t len)
+{
+	const struct vperf_report_thread *th = &r->threads[t];
+
+	if (th->comm != UINT32_MAX)
+		return r->strings[th->comm];
+	snprintf(buf, len, ":%" PRIu32, th->tid);
+	return buf;
 }

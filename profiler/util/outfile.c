@@ -30,7 +30,8 @@ int outfile_close(struct outfile *o, int status)
 {
 	errno = 0;
 	if (!status && (fflush(o->f) || ferror(o->f)))
-		status = cli_error(o->cmd, "writing %s: %s", o->path, strerror(errno ? errno : EIO));
+		status = cli_error(o->cmd, "writing %s: %s", o->path,
+				   strerror(errno ? errno : EIO));
 	if (o->to_stdout)
 		return status;
 	if (fclose(o->f) && !status)

@@ -19,7 +19,6 @@ import io
 import json
 import os
 import re
-import shlex
 import shutil
 import signal
 import subprocess
@@ -29,6 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import Skip, Fail, check, need_perf, show  # noqa: E402,F401
+from harness import run, vperf, refused as bad, tmp_path as p  # noqa: E402
 
 VPERF = None
 WORKLOADS = None
@@ -36,27 +36,6 @@ TMP = None
 BT2 = shutil.which("babeltrace2")
 GO = shutil.which("go")
 TOLERANCE = 0.10	# the report's ratio against the one the functions measured
-
-
-def p(*parts):
-    return os.path.join(TMP, *parts)
-
-
-def run(args, timeout=60, quiet=False):
-    try:
-        r = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=TMP)
-    except subprocess.TimeoutExpired as e:
-        raise Fail("timed out after %ds: %s" % (timeout, " ".join(args))) from e
-    if quiet:
-        print("$ %s  (exit %d, %d bytes of output)" % (" ".join(shlex.quote(a) for a in args),
-                                                       r.returncode, len(r.stdout)))
-    else:
-        show(args, r.stdout, r.stderr, r.returncode)
-    return r
-
-
-def vperf(*args, **kw):
-    return run([VPERF] + list(args), **kw)
 
 
 def measured(stdout):
@@ -274,16 +253,6 @@ def test_kernel_samples_resolve_through_the_recorded_kernel_symbols():
           "no clock or syscall symbol among %r" % [r["symbol"] for r in kern][:20])
 
 
-def bad(args, pattern, what):
-    """A one-line error naming the problem, a nonzero status, nothing on stdout."""
-    r = vperf(*args)
-    check(r.returncode != 0, "%s: exit status 0" % what)
-    check(not r.stdout, "%s: something on stdout" % what)
-    first = r.stderr.splitlines()[0] if r.stderr else ""
-    check(re.search(pattern, first), "%s: the error %r does not match %r" % (what, first, pattern))
-    return r
-
-
 def test_bad_input_missing_dir_and_not_a_recording():
     bad(["report", "-i", p("nothing-here")], r"^vperf report: .*nothing-here: no such directory$",
         "a missing directory")
@@ -334,12 +303,9 @@ def tests():
 
 def setup(a, tmp):
     global VPERF, WORKLOADS, TMP
-    VPERF, WORKLOADS, TMP = a.vperf, a.workloads, tmp
-    if not VPERF or not os.access(VPERF, os.X_OK):
-        return "the vperf binary is not built: %r" % VPERF
-    VPERF = os.path.abspath(VPERF)
-    WORKLOADS = os.path.abspath(WORKLOADS)
-    return None
+    err = harness.cli_setup(a, tmp)
+    VPERF, WORKLOADS, TMP = harness.CLI.vperf, harness.CLI.workloads, tmp
+    return err
 
 
 def main():

@@ -20,7 +20,6 @@ import json
 import math
 import os
 import re
-import shlex
 import shutil
 import struct
 import subprocess
@@ -32,6 +31,7 @@ import zlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import Skip, Fail, check, need_perf, show  # noqa: E402,F401
+from harness import run, vperf, refused as bad, tmp_path as p  # noqa: E402
 
 VPERF = None
 WORKLOADS = None
@@ -39,27 +39,6 @@ TMP = None
 BT2 = shutil.which("babeltrace2")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CPU_TIME_TOLERANCE = 0.02	# running time from the slices against the CPU time measured
-
-
-def p(*parts):
-    return os.path.join(TMP, *parts)
-
-
-def run(args, timeout=60, quiet=False):
-    try:
-        r = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=TMP)
-    except subprocess.TimeoutExpired as e:
-        raise Fail("timed out after %ds: %s" % (timeout, " ".join(args))) from e
-    if quiet:
-        print("$ %s  (exit %d, %d bytes of output)" % (" ".join(shlex.quote(a) for a in args),
-                                                       r.returncode, len(r.stdout)))
-    else:
-        show(args, r.stdout, r.stderr, r.returncode)
-    return r
-
-
-def vperf(*args, **kw):
-    return run([VPERF] + list(args), **kw)
 
 
 def record_split(name="rec", a_ms=300, b_ms=100):
@@ -216,16 +195,6 @@ def test_chrome_samples_forks_and_exits_are_instants_on_their_threads():
               % (tid, kinds))
     check(any(e["name"] == "exec" and e["args"].get("filename") == "split" for e in proc),
           "no exec of split")
-
-
-def bad(args, pattern, what):
-    """A one-line error naming the problem, a nonzero status, nothing on stdout."""
-    r = vperf(*args)
-    check(r.returncode != 0, "%s: exit status 0" % what)
-    check(not r.stdout, "%s: something on stdout" % what)
-    first = r.stderr.splitlines()[0] if r.stderr else ""
-    check(re.search(pattern, first), "%s: the error %r does not match %r" % (what, first, pattern))
-    return r
 
 
 def test_chrome_bad_input_is_refused_without_a_file():
@@ -397,12 +366,9 @@ def tests():
 
 def setup(a, tmp):
     global VPERF, WORKLOADS, TMP
-    VPERF, WORKLOADS, TMP = a.vperf, a.workloads, tmp
-    if not VPERF or not os.access(VPERF, os.X_OK):
-        return "the vperf binary is not built: %r" % VPERF
-    VPERF = os.path.abspath(VPERF)
-    WORKLOADS = os.path.abspath(WORKLOADS)
-    return None
+    err = harness.cli_setup(a, tmp)
+    VPERF, WORKLOADS, TMP = harness.CLI.vperf, harness.CLI.workloads, tmp
+    return err
 
 
 def main():

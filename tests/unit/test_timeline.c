@@ -256,24 +256,25 @@ static void chrome_known_events_with_exact_times_and_guest_tracks_apart(void **s
 			       "\"left\":\"preempted\"}}"));
 	assert_int_equal(count(j, "\"name\":\"running\""), 6);
 	/* the same slices on the CPUs: host CPU 1 is CPUs' tid 2^22 + 1 */
-	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"app\",\"cat\":\"cpu\",\"pid\":4194304,"
-			       "\"tid\":4194305,\"ts\":0.200,\"dur\":0.100,\"args\":{\"tid\":10}}"));
+	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"app\",\"cat\":\"cpu\","
+			       "\"pid\":4194304,\"tid\":4194305,\"ts\":0.200,\"dur\":0.100,"
+			       "\"args\":{\"tid\":10}}"));
 	/* the guest's tid 5: in the VM's process, its tid offset; its slice on vCPU 0 */
 	assert_non_null(strstr(j, "\"name\":\"thread_name\",\"cat\":\"__metadata\",\"pid\":8388608,"
 			       "\"tid\":8388613,\"ts\":0.000,\"args\":{\"name\":\"gtask (guest tid "
 			       "5)\"}}"));
 	assert_non_null(strstr(j, "\"args\":{\"name\":\"VM vm0: guest threads\"}"));
-	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"gtask\",\"cat\":\"cpu\",\"pid\":16777216,"
-			       "\"tid\":16777216,\"ts\":0.600,\"dur\":0.100"));
+	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"gtask\",\"cat\":\"cpu\","
+			       "\"pid\":16777216,\"tid\":16777216,\"ts\":0.600,\"dur\":0.100"));
 	/* names for every track: 2 CPUs, 1 vCPU, tids 10, 11, guest 5 and 6; not the idle task */
 	assert_int_equal(count(j, "\"name\":\"thread_name\""), 7);
 	/* guest tid 0 would be 2^23 + 0: only the guest process's own name and order are */
 	assert_int_equal(count(j, "\"tid\":8388608,"), 2);
 	/* the sample, fork, exec, exit, loss and the marker (its name escaped) */
-	assert_non_null(strstr(j, "{\"ph\":\"i\",\"name\":\"hot_a\",\"cat\":\"sample\",\"pid\":10,"
-			       "\"tid\":10,\"ts\":0.060,\"s\":\"t\",\"args\":{\"event\":\"cpu-clock\","
-			       "\"dso\":\"app\",\"ip\":\"0x401000\",\"period\":1000000,\"cpu\":0,"
-			       "\"layer\":\"host_user\"}}"));
+	assert_non_null(strstr(j, "{\"ph\":\"i\",\"name\":\"hot_a\",\"cat\":\"sample\","
+			       "\"pid\":10,\"tid\":10,\"ts\":0.060,\"s\":\"t\",\"args\":{"
+			       "\"event\":\"cpu-clock\",\"dso\":\"app\",\"ip\":\"0x401000\","
+			       "\"period\":1000000,\"cpu\":0,\"layer\":\"host_user\"}}"));
 	assert_non_null(strstr(j, "\"name\":\"fork\",\"cat\":\"process\",\"pid\":10,\"tid\":11,"
 			       "\"ts\":0.120,\"s\":\"t\",\"args\":{\"parent_tid\":10}}"));
 	assert_non_null(strstr(j, "\"name\":\"exec\",\"cat\":\"process\",\"pid\":10,\"tid\":10,"
@@ -284,8 +285,8 @@ static void chrome_known_events_with_exact_times_and_guest_tracks_apart(void **s
 			       "\"pid\":4194304,\"tid\":4194305,\"ts\":0.500,\"s\":\"g\","
 			       "\"args\":{\"count\":7,\"cpu\":1,\"layer\":\"host_kernel\"}}"));
 	assert_non_null(strstr(j, "{\"ph\":\"i\",\"name\":\"say \\\"hi\\\"\\u000a\",\"cat\":"
-			       "\"marker\",\"pid\":8388608,\"tid\":8388613,\"ts\":0.800,\"s\":\"t\","
-			       "\"args\":{\"value\":42}}"));
+			       "\"marker\",\"pid\":8388608,\"tid\":8388613,\"ts\":0.800,"
+			       "\"s\":\"t\",\"args\":{\"value\":42}}"));
 	free(j);
 	vperf_report__delete(r);
 }
@@ -298,7 +299,8 @@ static void chrome_without_a_vm_keeps_a_guests_own_ids(void **state)
 	(void)state;
 	assert_null(strstr(j, "8388608"));
 	assert_null(strstr(j, "16777216"));
-	assert_non_null(strstr(j, "\"pid\":5,\"tid\":5,\"ts\":0.000,\"args\":{\"name\":\"gtask\"}"));
+	assert_non_null(strstr(j, "\"pid\":5,\"tid\":5,\"ts\":0.000,\"args\":{\"name\":"
+			       "\"gtask\"}"));
 	free(j);
 	vperf_report__delete(r);
 }
