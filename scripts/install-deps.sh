@@ -42,6 +42,18 @@ else
 	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# speedscope (npm), a reader of the Trace Event Format that tests/integration/timeline_tests.py loads
+# vperf export --to chrome into, in headless Chromium.  npm from Debian where there is none.
+SPEEDSCOPE_DIR=/opt/vperf-speedscope
+if [ ! -e "$SPEEDSCOPE_DIR/node_modules/speedscope/dist/release/index.html" ]; then
+	if ! command -v npm >/dev/null; then
+		$SUDO apt-get install -y -qq --no-install-recommends npm
+	fi
+	$SUDO npm install --no-audit --no-fund --prefix "$SPEEDSCOPE_DIR" speedscope@1.25.0 >/dev/null &&
+		echo "install-deps: speedscope in $SPEEDSCOPE_DIR" ||
+		echo "install-deps: npm could not install speedscope: its timeline test will skip"
+fi
+
 # What real guests need: QEMU for the nested stack, busybox, the guest kernel's tools.
 bash "$(dirname "$0")/../tests/vm/deps.sh"
 

@@ -14,6 +14,7 @@ Each test_<name>() below is one ctest, cli.timeline_<name> (tests/integration/CM
 Exit status: 0 pass, 1 fail, 77 skip (after printing "SKIP: <reason>").
 """
 
+import base64
 import csv
 import io
 import json
@@ -195,6 +196,60 @@ def test_chrome_samples_forks_and_exits_are_instants_on_their_threads():
               % (tid, kinds))
     check(any(e["name"] == "exec" and e["args"].get("filename") == "split" for e in proc),
           "no exec of split")
+
+
+SPEEDSCOPE = os.environ.get("VPERF_SPEEDSCOPE",
+                            "/opt/vperf-speedscope/node_modules/speedscope/dist/release/index.html")
+
+
+def speedscope_totals(trace):
+    """Load trace in speedscope (a reader of the format, npm package speedscope) in headless
+    Chromium, the way its own command line does (a script calling loadFileFromBase64); from the
+    page it leaves: its title and each thread's total weight in ms, {track name: ms}."""
+    if not CHROMIUM:
+        raise Skip("chromium is not installed (Debian chromium, scripts/install-deps.sh)")
+    if not os.path.exists(SPEEDSCOPE):
+        raise Skip("speedscope is not installed at %s (scripts/install-deps.sh: npm install "
+                   "--prefix /opt/vperf-speedscope speedscope; or set VPERF_SPEEDSCOPE to its "
+                   "dist/release/index.html)" % SPEEDSCOPE)
+    js = p("profile.js")
+    with open(trace, "rb") as f, open(js, "w") as out:
+        out.write("speedscope.loadFileFromBase64(%s, %s)" % (
+            json.dumps(os.path.basename(trace)), json.dumps(base64.b64encode(f.read()).decode())))
+    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--user-data-dir=" + tempfile.mkdtemp(dir=TMP),
+            "--allow-file-access-from-files", "--virtual-time-budget=10000", "--dump-dom",
+            "file://%s#localProfilePath=%s" % (SPEEDSCOPE, js)]
+    r = run(args, timeout=120, quiet=True)
+    check(r.returncode == 0, "chromium exited %d: %s" % (r.returncode, r.stderr[-1500:]))
+    texts = [t.strip() for t in re.findall(r">([^<>]+)<", r.stdout) if t.strip()]
+    title = texts[0] if texts else ""
+    totals = {}
+    if "Total Weight" in texts:
+        # the thread list: "1", name, weight; "2", name, weight...
+        rest = texts[texts.index("Total Weight") + 1:]
+        for name, weight in zip(rest, rest[1:]):
+            m = re.match(r"^([0-9.]+)(ms|s|µs|us)$", weight)
+            if m:
+                totals[name] = float(m.group(1)) * {"ms": 1, "s": 1000, "µs": 1e-3,
+                                                    "us": 1e-3}[m.group(2)]
+    print("speedscope: title %r, totals %r" % (title, totals))
+    return title, totals
+
+
+def test_chrome_export_opens_in_speedscope_with_each_workers_running_time():
+    d, cpu_ms = record_split()
+    j = chrome(d)
+    title, totals = speedscope_totals(p("t.json"))
+    check(title == "t.json - speedscope", "speedscope did not load it: its title is %r" % title)
+    pid = {e["tid"]: e["pid"] for e in j["traceEvents"] if e["cat"] == "sched"}
+    for tid, ms in cpu_ms.items():
+        name = "split (pid %d), split (tid %d)" % (pid[tid], tid)
+        check(name in totals, "speedscope has no %r: %r" % (name, list(totals)))
+        print("tid %d: speedscope's total %.2f ms, measured %.3f ms" % (tid, totals[name], ms))
+        check(abs(totals[name] / ms - 1) <= CPU_TIME_TOLERANCE, "tid %d: speedscope says %.2f "
+              "ms, the thread measured %.3f ms" % (tid, totals[name], ms))
 
 
 def test_chrome_bad_input_is_refused_without_a_file():
