@@ -47,7 +47,7 @@ fi
 SPEEDSCOPE_DIR=/opt/vperf-speedscope
 if [ ! -e "$SPEEDSCOPE_DIR/node_modules/speedscope/dist/release/index.html" ]; then
 	if ! command -v npm >/dev/null; then
-		$SUDO apt-get install -y -qq --no-install-recommends npm
+		$SUDO apt-get install -y -qq --no-install-recommends npm || true
 	fi
 	$SUDO npm install --no-audit --no-fund --prefix "$SPEEDSCOPE_DIR" speedscope@1.25.0 >/dev/null &&
 		echo "install-deps: speedscope in $SPEEDSCOPE_DIR" ||

@@ -13,6 +13,10 @@
 #include "report.h"
 #include "timeline.h"
 #include "vtest.h"
+#ifdef VT_CONVERT
+#include "convert.h"
+#include "rawrec_build.h"
+#endif
 
 /* ---- the axis ---- */
 
@@ -333,6 +337,79 @@ static void svg_has_a_row_per_cpu_and_thread_and_a_legend(void **state)
 	vperf_report__delete(r);
 }
 
+#ifdef VT_CONVERT
+/* A guest sched_switch record on vCPU 0 at guest TSC tsc, appended to buf at *len. */
+static void guest_switch(unsigned char *buf, size_t *len, uint64_t tsc, uint32_t prev,
+			 const char *prev_comm, uint32_t next, const char *next_comm)
+{
+	struct vperf_trace_switch *r = (void *)(buf + *len);
+
+	memset(r, 0, sizeof(*r));
+	r->h.size = sizeof(*r);
+	r->h.type = VPERF_TRACE_SCHED_SWITCH;
+	r->h.tsc = tsc;
+	r->h.pid = prev;
+	r->h.tid = prev;
+	r->next_pid = next;
+	r->next_tid = next;
+	r->prev_state = 1;
+	strncpy(r->prev_comm, prev_comm, sizeof(r->prev_comm) - 1);
+	strncpy(r->next_comm, next_comm, sizeof(r->next_comm) - 1);
+	*len += sizeof(*r);
+}
+
+/*
+ * A `vperf vm record` recording made here with the converter (test_convert.c's raw files): the
+ * guest's tid 7 "gtask" switched in from idle at host TSC +1000 and out at +3000 (2 GHz: 500 and
+ * 1500 ns after the start), a marker "A" of it at +2000, the VMM's port I/O exit from +2200 to
+ * +2800.  Read back with the reader, the chrome export has the guest thread apart, its slice from
+ * sched_switch, the marker on its track and the exit on vCPU 0, at the nanosecond.
+ */
+static void chrome_of_a_converted_vm_recording_puts_guest_and_vcpu_tracks_apart(void **state)
+{
+	struct tdir *t = *state;
+	struct vperf_rawrec_tsc off = { .host_tsc = START_TSC, .offset = OFFSET0, .how = 1 };
+	struct vperf_rawrec_exit x = { .exit_tsc = START_TSC + 2200, .resume_tsc = START_TSC + 2800,
+				       .addr = 0x5650, .reason = 2 };
+	struct vperf_convert_stats st = { .size = sizeof(st) };
+	struct vperf_report *r;
+	unsigned char g[1024];
+	size_t glen = 0;
+	char why[512] = "", *j;
+
+	raw_open(t, 1);
+	chunk(t, VPERF_RAWREC_META, 0, "vmm_pid=1\nnr_vcpus=1\n", 21);
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &off, sizeof(off));
+	chunk(t, VPERF_RAWREC_EXITS, 0, &x, sizeof(x));
+	guest_switch(g, &glen, START_TSC + 1000 + OFFSET0, 0, "swapper/0", 7, "gtask");
+	mark(g, &glen, "A", 1, START_TSC + 2000 + OFFSET0, 7);
+	guest_switch(g, &glen, START_TSC + 3000 + OFFSET0, 7, "gtask", 0, "swapper/0");
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	raw_close(t, true);
+	if (vperf_convert(t->raw, t->trace, NULL, &st, why, sizeof(why)))
+		fail_msg("vperf_convert: %s", why);
+	if (vperf_report__open(t->trace, &r, why, sizeof(why)))
+		fail_msg("vperf_report__open: %s", why);
+	assert_string_equal(r->vm_name, "vm0");
+	j = export_chrome(r);
+	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"running\",\"cat\":\"sched\","
+			       "\"pid\":8388608,\"tid\":8388615,\"ts\":1000000.500,\"dur\":1.000,"
+			       "\"args\":{\"cpu\":0,"));
+	assert_int_equal(count(j, "\"name\":\"running\""), 1);	/* not the idle task */
+	assert_non_null(strstr(j, "\"pid\":8388608,\"tid\":8388615,\"ts\":0.000,\"args\":"
+			       "{\"name\":\"gtask (guest tid 7)\"}}"));
+	assert_non_null(strstr(j, "{\"ph\":\"i\",\"name\":\"A\",\"cat\":\"marker\","
+			       "\"pid\":8388608,\"tid\":8388615,\"ts\":1000001.000,\"s\":\"t\","
+			       "\"args\":{\"value\":1}}"));
+	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"io\",\"cat\":\"vmm_exit\","
+			       "\"pid\":16777216,\"tid\":16777216,\"ts\":1000001.100,"
+			       "\"dur\":0.300,\"args\":{\"reason\":2}}"));
+	assert_non_null(strstr(j, "\"args\":{\"name\":\"VM vm0: vCPUs\"}"));
+	free(j);
+	vperf_report__delete(r);
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +419,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(chrome_known_events_with_exact_times_and_guest_tracks_apart),
 		cmocka_unit_test(chrome_without_a_vm_keeps_a_guests_own_ids),
 		cmocka_unit_test(svg_has_a_row_per_cpu_and_thread_and_a_legend),
+#ifdef VT_CONVERT
+		cmocka_unit_test_setup_teardown(
+			chrome_of_a_converted_vm_recording_puts_guest_and_vcpu_tracks_apart,
+			tdir_setup, tdir_teardown),
+#endif
 	};
 
 	return vt_main(argc, argv, "timeline", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
