@@ -5,7 +5,7 @@
  * "alive, not running" band, samples as ticks under it, fork/exec, exit and markers), losses
  * across the CPU rows, and a legend.  Spans closer than a pixel are merged and samples kept one
  * per pixel column, so a long recording stays a small file; a span under a pixel is drawn one
- * pixel wide.
+ * pixel wide.  On a CPU's row, threads taking turns faster than a pixel are one grey span.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,7 +20,7 @@
 #define TOP		64	/* title and axis */
 #define ROW_H		16
 #define ROW_GAP		6
-#define LEGEND_H	56
+#define LEGEND_PAD	8	/* under the legend */
 #define LABEL_MIN_PX	90	/* between two axis labels */
 
 #define C_IDLE		"#e2e2e2"	/* alive, not running */
@@ -29,6 +29,7 @@
 #define C_EXIT		"#000000"
 #define C_LOST		"#d62020"
 #define C_MARKER	"#e08a00"
+#define C_MIXED		"#7a7a7a"	/* threads taking turns within a pixel */
 
 void vperf_timeline_ticks(uint64_t span, double px, double min_px,
 			  struct vperf_timeline_ticks *t)
@@ -82,6 +83,28 @@ size_t vperf_timeline_merge(struct vperf_timeline_span *s, size_t n, uint64_t mi
 		if (out && s[out - 1].who == s[i].who && s[i].start <= s[out - 1].end + min_gap) {
 			if (s[i].end > s[out - 1].end)
 				s[out - 1].end = s[i].end;
+			continue;
+		}
+		s[out++] = s[i];
+	}
+	return out;
+}
+
+size_t vperf_timeline_merge_mixed(struct vperf_timeline_span *s, size_t n, uint64_t min_gap)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct vperf_timeline_span *c = out ? &s[out - 1] : NULL;
+		bool short_i = s[i].end - s[i].start < min_gap;
+
+		/* a short span joins a mixed run or another short span; long ones stay apart */
+		if (c && s[i].start <= c->end + min_gap && short_i &&
+		    (c->who == VPERF_TIMELINE_MIXED || c->end - c->start < min_gap)) {
+			if (c->who != s[i].who)
+				c->who = VPERF_TIMELINE_MIXED;
+			if (s[i].end > c->end)
+				c->end = s[i].end;
 			continue;
 		}
 		s[out++] = s[i];
@@ -190,8 +213,13 @@ static void put_spans(struct draw *d, const struct row *row, double y)
 	if (row->cpu)
 		qsort(d->tmp, n, sizeof(*d->tmp), by_start);
 	n = vperf_timeline_merge(d->tmp, n, gap);
+	if (row->cpu)
+		n = vperf_timeline_merge_mixed(d->tmp, n, gap);
 	for (size_t i = 0; i < n; i++) {
-		colour(d->tmp[i].who, fill, sizeof(fill));
+		if (d->tmp[i].who == VPERF_TIMELINE_MIXED)
+			snprintf(fill, sizeof(fill), C_MIXED);
+		else
+			colour(d->tmp[i].who, fill, sizeof(fill));
 		rect(d, d->tmp[i].start, d->tmp[i].end, y, ROW_H, fill);
 	}
 }
@@ -313,23 +341,38 @@ static void put_axis(struct draw *d, double bottom)
 	fputs("</g>\n", d->out);
 }
 
-static void put_legend(struct draw *d, double y)
+/* The legend from y on, wrapped to the picture's width; its lines (with draw false: only those). */
+static unsigned int put_legend(struct draw *d, double y, bool draw)
 {
 	static const struct { const char *shape, *fill, *text; } items[] = {
-		{ "rect", NULL, "running (each thread its colour; on a CPU row: who ran there)" },
+		{ "rect", NULL, "running (in the thread's colour)" },
 		{ "rect", C_IDLE, "alive, not running" },
+		{ "rect", C_MIXED, "threads taking turns within a pixel" },
 		{ "tick", C_SAMPLE, "sample" },
 		{ "tri", C_PROC, "fork, exec" },
 		{ "bar", C_EXIT, "exit" },
 		{ "diamond", C_MARKER, "marker" },
 		{ "bar", C_LOST, "lost events" },
 	};
-	double x = LEFT;
+	double x = 8, right = LEFT + d->plot_w + RIGHT - 8;
+	unsigned int lines = 1;
 	char fill[16];
 
-	fprintf(d->out, "<g id=\"legend\" class=\"legend\">\n");
+	if (draw)
+		fprintf(d->out, "<g id=\"legend\" class=\"legend\">\n");
 	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
 		const char *f = items[i].fill;
+		double w = 24 + 7.0 * (double)strlen(items[i].text);	/* about 7 px a letter */
+
+		if (x > 8 && x + w > right) {
+			x = 8;
+			y += 20;
+			lines++;
+		}
+		if (!draw) {
+			x += w + 18;
+			continue;
+		}
 
 		if (!f) {
 			colour(0, fill, sizeof(fill));
@@ -352,13 +395,11 @@ static void put_legend(struct draw *d, double y)
 				"fill=\"%s\"/>\n", x + 8, y - 1, f);
 		fprintf(d->out, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 24, y + 11,
 			items[i].text);
-		x += 24 + 7.0 * (double)strlen(items[i].text) + 18;
-		if (x > LEFT + d->plot_w - 150 && i + 1 < sizeof(items) / sizeof(items[0])) {
-			x = LEFT;
-			y += 20;
-		}
+		x += w + 18;
 	}
-	fputs("</g>\n", d->out);
+	if (draw)
+		fputs("</g>\n", d->out);
+	return lines;
 }
 
 int vperf_timeline_svg(struct vperf_report *r, unsigned int width, FILE *out, char *why,
@@ -408,7 +449,8 @@ int vperf_timeline_svg(struct vperf_report *r, unsigned int width, FILE *out, ch
 	d.span = r->last_ts > r->first_ts ? r->last_ts - r->first_ts : 1;
 	d.plot_w = (double)width - LEFT - RIGHT;
 	d.ns_per_px = (double)d.span / d.plot_w;
-	height = TOP + (double)nr_rows * (ROW_H + ROW_GAP) + LEGEND_H;
+	height = TOP + (double)nr_rows * (ROW_H + ROW_GAP) + 14 + 20.0 * put_legend(&d, 0, false) +
+		 LEGEND_PAD;
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%u\" "
 		"height=\"%.0f\" viewBox=\"0 0 %u %.0f\" font-family=\"sans-serif\" "
@@ -420,7 +462,7 @@ int vperf_timeline_svg(struct vperf_report *r, unsigned int width, FILE *out, ch
 	put_axis(&d, TOP + (double)nr_rows * (ROW_H + ROW_GAP));
 	for (size_t i = 0; i < nr_rows; i++)
 		put_row(&d, &rows[i], TOP + (double)i * (ROW_H + ROW_GAP));
-	put_legend(&d, TOP + (double)nr_rows * (ROW_H + ROW_GAP) + 14);
+	put_legend(&d, TOP + (double)nr_rows * (ROW_H + ROW_GAP) + 14, true);
 	fputs("</svg>\n", out);
 	err = 0;
 out_free:

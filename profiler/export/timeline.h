@@ -49,6 +49,17 @@ struct vperf_timeline_span {
  */
 size_t vperf_timeline_merge(struct vperf_timeline_span *s, size_t n, uint64_t min_gap);
 
+/* who of a span that holds several threads' spans (merge_mixed) */
+#define VPERF_TIMELINE_MIXED	(-1)
+
+/*
+ * For a CPU's row, after vperf_timeline_merge(): consecutive spans shorter than min_gap (a pixel)
+ * and less than min_gap apart, of different threads, become one span whose who is
+ * VPERF_TIMELINE_MIXED: threads taking turns faster than a pixel.  Spans of a pixel or more keep
+ * their thread.  In place; returns the spans left.
+ */
+size_t vperf_timeline_merge_mixed(struct vperf_timeline_span *s, size_t n, uint64_t min_gap);
+
 /* Write r's timeline, width px wide, as SVG to out. */
 int vperf_timeline_svg(struct vperf_report *r, unsigned int width, FILE *out, char *why,
 		       size_t why_len) __attribute__((warn_unused_result));

@@ -101,6 +101,36 @@ static void spans_closer_than_min_gap_merge_per_thread_only(void **state)
 	assert_int_equal(vperf_timeline_merge(s, 0, 10), 0);
 }
 
+static void cpu_row_spans_of_threads_taking_turns_within_a_pixel_become_mixed(void **state)
+{
+	struct vperf_timeline_span s[] = {
+		{ 0, 100, 1 },			/* a pixel (10) and more: its own */
+		{ 102, 105, 2 },		/* 3 ns: under a pixel, and so... */
+		{ 106, 108, 1 },		/* ...are these: one mixed span, 102-112 */
+		{ 109, 112, 2 },
+		{ 113, 200, 1 },		/* long: its own again */
+		{ 300, 303, 2 },		/* short, but alone: its thread's */
+		{ 305, 400, 1 },		/* long, 2 after a short one: its own */
+	};
+	size_t n;
+
+	(void)state;
+	n = vperf_timeline_merge_mixed(s, 7, 10);
+	assert_int_equal(n, 5);
+	assert_int_equal(s[0].end, 100);
+	assert_int_equal(s[0].who, 1);
+	assert_int_equal(s[1].start, 102);
+	assert_int_equal(s[1].end, 112);
+	assert_int_equal(s[1].who, VPERF_TIMELINE_MIXED);
+	assert_int_equal(s[2].start, 113);
+	assert_int_equal(s[2].who, 1);
+	assert_int_equal(s[3].start, 300);
+	assert_int_equal(s[3].who, 2);
+	assert_int_equal(s[4].start, 305);
+	assert_int_equal(s[4].end, 400);
+	assert_int_equal(s[4].who, 1);
+}
+
 /* ---- a recording built here ---- */
 
 /*
@@ -415,6 +445,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(axis_ticks_are_1_2_5_steps_at_least_min_px_apart),
 		cmocka_unit_test(spans_closer_than_min_gap_merge_per_thread_only),
+		cmocka_unit_test(cpu_row_spans_of_threads_taking_turns_within_a_pixel_become_mixed),
 		cmocka_unit_test(running_slices_pair_switches_and_keep_only_seen_sched_pairs),
 		cmocka_unit_test(chrome_known_events_with_exact_times_and_guest_tracks_apart),
 		cmocka_unit_test(chrome_without_a_vm_keeps_a_guests_own_ids),
