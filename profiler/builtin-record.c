@@ -372,7 +372,7 @@ struct ring {
 };
 
 enum pend_kind { P_SAMPLE, P_FORK, P_EXEC, P_EXIT, P_LOST, P_SWITCH, P_SCHED_SWITCH, P_SCHED_WAKEUP,
-		 P_SCHED_WAKING };
+		 P_SCHED_WAKING, P_MMAP, P_COMM };
 
 /* A decoded record waiting to be written in time order. */
 struct pend {
@@ -382,6 +382,8 @@ struct pend {
 	uint8_t layer;
 	uint32_t a, b, c, d;		/* pids and tids; a sample's event index in c */
 	uint64_t ip, period;		/* a sample's; P_LOST: the count in period */
+	uint64_t start, len, pgoff;	/* P_MMAP's mapping; its prot in c */
+	char *name;			/* P_MMAP's file name, malloc'd */
 	uint64_t *chain;		/* malloc'd */
 	uint32_t nr_chain;
 	char comm[VPERF_PERFDEC_COMM_LEN + 1];
@@ -433,6 +435,8 @@ struct recorder {
 	bool user_only;			/* the kernel refused kernel samples */
 	unsigned int pages_note;	/* said that the rings shrank */
 	struct vperf_ctf *ctf;
+	uint64_t *kips;			/* the kernel addresses samples hit: a hash set (0: empty) */
+	size_t nr_kips, cap_kips;
 	struct pend *pend;
 	size_t nr_pend, cap_pend;
 	uint64_t seq, last_ts, first_ts;
@@ -441,6 +445,8 @@ struct recorder {
 	uint64_t events, samples, samples_by[MAX_EVENTS], forks, execs, exits, switches;
 	uint64_t switch_outs, sched_switches, sched_switch_outs, sched_wakeups, sched_other;
 	uint64_t lost_ring, lost_samples, throttles, late, bad_records, bad_bytes, chain_trunc;
+	uint64_t mmaps, comms, ksyms;
+	char ksyms_why[160];		/* why no kernel symbols, when none */
 	char bad_why[160];
 };
 
@@ -758,6 +764,8 @@ static void setup_attr(struct recorder *rc, int e)
 		a->comm_exec = 1;
 		a->task = 1;
 		a->context_switch = 1;
+		a->mmap = 1;		/* executable mappings: what user samples resolve in */
+		a->mmap2 = 1;
 	}
 }
 
@@ -1048,12 +1056,10 @@ static int take(struct recorder *rc, const struct ring *ring, const struct vperf
 		break;
 	}
 	case VPERF_PERFREC_COMM:
-		if (!r->comm.exec)
-			return 0;	/* a rename (prctl): not an exec */
 		p = pend_new(rc);
 		if (!p)
 			return -ENOMEM;
-		p->kind = P_EXEC;
+		p->kind = r->comm.exec ? P_EXEC : P_COMM;	/* else a rename (prctl) */
 		p->layer = kernel_layer(rc);
 		p->a = r->comm.pid;
 		p->b = r->comm.tid;
@@ -1094,6 +1100,26 @@ static int take(struct recorder *rc, const struct ring *ring, const struct vperf
 		p->b = r->tid;
 		p->c = r->switch_.out;
 		p->d = r->switch_.out && r->switch_.preempt;
+		break;
+	case VPERF_PERFREC_MMAP:
+		if (r->mmap.prot && !(r->mmap.prot & PROT_EXEC))
+			return 0;	/* data (attr.mmap_data is off: none expected) */
+		p = pend_new(rc);
+		if (!p)
+			return -ENOMEM;
+		p->name = strdup(r->mmap.filename);
+		if (!p->name) {
+			rc->nr_pend--;
+			return -ENOMEM;
+		}
+		p->kind = P_MMAP;
+		p->layer = kernel_layer(rc);
+		p->a = r->mmap.pid;
+		p->b = r->mmap.tid;
+		p->c = r->mmap.prot;
+		p->start = r->mmap.addr;
+		p->len = r->mmap.len;
+		p->pgoff = r->mmap.pgoff;
 		break;
 	case VPERF_PERFREC_THROTTLE:
 		rc->throttles++;
@@ -1159,7 +1185,8 @@ static int by_time(const void *a, const void *b)
  * Classes: the default table, its sample with one more field, the event (named by -e), and
  * thread_switch: a recorded thread switched in or out (perf's context_switch records).
  */
-enum { SAMPLE_FIELDS = 6, EV_THREAD_SWITCH = VPERF_CTF_NR_DEFAULT_CLASSES, NR_CLASSES };
+enum { MAX_FIELDS = 8, EV_THREAD_SWITCH = VPERF_CTF_NR_DEFAULT_CLASSES, EV_MMAP, EV_COMM,
+       EV_KERNEL_SYMBOL, NR_CLASSES };
 
 static const char *const switch_dirs[] = { "in", "out" };
 static const struct vperf_ctf_field_desc switch_fields[] = {
@@ -1169,10 +1196,85 @@ static const struct vperf_ctf_field_desc switch_fields[] = {
 	{ .name = "preempted", .type = VPERF_CTF_TYPE_U8 },
 };
 
+/* Where samples resolve: executable mappings, thread names, the kernel symbols samples hit. */
+static const struct vperf_ctf_field_desc mmap_fields[] = {
+	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "start", .type = VPERF_CTF_TYPE_U64, .flags = VPERF_CTF_HEX },
+	{ .name = "len", .type = VPERF_CTF_TYPE_U64, .flags = VPERF_CTF_HEX },
+	{ .name = "pgoff", .type = VPERF_CTF_TYPE_U64, .flags = VPERF_CTF_HEX },
+	{ .name = "prot", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "filename", .type = VPERF_CTF_TYPE_STRING },
+};
+
+static const struct vperf_ctf_field_desc comm_fields[] = {
+	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "comm", .type = VPERF_CTF_TYPE_STRING },
+};
+
+static const struct vperf_ctf_field_desc ksym_fields[] = {
+	{ .name = "addr", .type = VPERF_CTF_TYPE_U64, .flags = VPERF_CTF_HEX },
+	{ .name = "size", .type = VPERF_CTF_TYPE_U64, .flags = VPERF_CTF_HEX },
+	{ .name = "name", .type = VPERF_CTF_TYPE_STRING },
+	{ .name = "module", .type = VPERF_CTF_TYPE_STRING },
+};
+
+#define KERNEL_START	0xffff800000000000ull	/* x86-64: kernel addresses from here */
+
+/* Remember a kernel address a sample hit (open addressing; 0 is never a kernel address). */
+static int kip_add(struct recorder *rc, uint64_t ip)
+{
+	size_t i;
+
+	if (ip < KERNEL_START)
+		return 0;
+	if (2 * (rc->nr_kips + 1) > rc->cap_kips) {
+		size_t cap = rc->cap_kips ? 2 * rc->cap_kips : 1024;
+		uint64_t *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (size_t j = 0; j < rc->cap_kips; j++) {
+			if (!rc->kips[j])
+				continue;
+			for (i = (rc->kips[j] * 0x9e3779b97f4a7c15ull) & (cap - 1); n[i];
+			     i = (i + 1) & (cap - 1))
+				;
+			n[i] = rc->kips[j];
+		}
+		free(rc->kips);
+		rc->kips = n;
+		rc->cap_kips = cap;
+	}
+	for (i = (ip * 0x9e3779b97f4a7c15ull) & (rc->cap_kips - 1); rc->kips[i];
+	     i = (i + 1) & (rc->cap_kips - 1))
+		if (rc->kips[i] == ip)
+			return 0;
+	rc->kips[i] = ip;
+	rc->nr_kips++;
+	return 0;
+}
+
+/* A string field: the bytes as they are if they are UTF-8, else with '?' for bytes over 0x7f. */
+static int emit_retry_ascii(struct vperf_ctf_stream *s, unsigned int cls, uint64_t ts,
+			    struct vperf_ctf_value *v, size_t n, size_t str_field, char *str)
+{
+	int err = vperf_ctf__emit(s, cls, ts, v, n);
+
+	if (err != -EILSEQ)
+		return err;
+	for (char *c = str; *c; c++)
+		if ((unsigned char)*c > 0x7f)
+			*c = '?';
+	v[str_field] = VPERF_CTF_STR(str);
+	return vperf_ctf__emit(s, cls, ts, v, n);
+}
+
 static int emit_one(struct recorder *rc, struct pend *p)
 {
 	struct vperf_ctf_stream *s;
-	struct vperf_ctf_value v[SAMPLE_FIELDS];
+	struct vperf_ctf_value v[MAX_FIELDS];
 	unsigned int cls;
 	size_t n;
 	int err = vperf_ctf__stream(rc->ctf, p->layer, p->cpu, &s);
@@ -1191,7 +1293,32 @@ static int emit_one(struct recorder *rc, struct pend *p)
 		n = 6;
 		rc->samples++;
 		rc->samples_by[p->c]++;
+		err = kip_add(rc, p->ip);
+		for (uint32_t i = 0; i < p->nr_chain && !err; i++)
+			err = kip_add(rc, p->chain[i]);
+		if (err)
+			return err;
 		break;
+	case P_MMAP:
+		v[0] = VPERF_CTF_U32(p->a);
+		v[1] = VPERF_CTF_U32(p->b);
+		v[2] = VPERF_CTF_U64(p->start);
+		v[3] = VPERF_CTF_U64(p->len);
+		v[4] = VPERF_CTF_U64(p->pgoff);
+		v[5] = VPERF_CTF_U32(p->c);
+		v[6] = VPERF_CTF_STR(p->name);
+		err = emit_retry_ascii(s, EV_MMAP, p->ts, v, 7, 6, p->name);
+		rc->events += !err;
+		rc->mmaps += !err;
+		return err;
+	case P_COMM:
+		v[0] = VPERF_CTF_U32(p->a);
+		v[1] = VPERF_CTF_U32(p->b);
+		v[2] = VPERF_CTF_STR(p->comm);
+		err = emit_retry_ascii(s, EV_COMM, p->ts, v, 3, 2, p->comm);
+		rc->events += !err;
+		rc->comms += !err;
+		return err;
 	case P_SCHED_SWITCH:
 		if (!tid_recorded(rc, (pid_t)p->a) && !tid_recorded(rc, (pid_t)p->b)) {
 			rc->sched_other++;
@@ -1303,6 +1430,8 @@ static int emit(struct recorder *rc, uint64_t watermark)
 		err = emit_one(rc, p);
 		free(p->chain);
 		p->chain = NULL;
+		free(p->name);
+		p->name = NULL;
 		if (err) {
 			i++;
 			break;
@@ -1310,6 +1439,238 @@ static int emit(struct recorder *rc, uint64_t watermark)
 	}
 	memmove(rc->pend, rc->pend + i, (rc->nr_pend - i) * sizeof(*rc->pend));
 	rc->nr_pend -= i;
+	return err;
+}
+
+/* ---- what samples resolve against, beyond the rings ---- */
+
+/*
+ * -p: the process was running before the events were opened, so its mappings and its threads'
+ * names come from /proc, as mmap and comm events at the start (ts).  A process gone meanwhile
+ * leaves fewer; not an error.
+ */
+static int synth_process(struct recorder *rc, const pid_t *tids, size_t nr_tids, uint64_t ts)
+{
+	char path[96], line[4096 + 128];
+	pid_t pid = rc->o->pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off;
+		char perms[8], *name = NULL;
+		int pos = 0;
+		struct pend *p;
+
+		/* "start-end perms offset dev inode   path" */
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off,
+			   &pos) < 4 || perms[2] != 'x' || !pos)
+			continue;
+		name = line + pos;
+		name[strcspn(name, "\n")] = 0;
+		if (!*name)
+			continue;	/* anonymous executable memory (a JIT): no file */
+		p = pend_new(rc);
+		if (!p || !(p->name = strdup(name))) {
+			rc->nr_pend -= p != NULL;
+			fclose(f);
+			return -ENOMEM;
+		}
+		p->kind = P_MMAP;
+		p->layer = kernel_layer(rc);
+		p->ts = ts;
+		p->cpu = (uint32_t)rc->cpus[0];
+		p->a = p->b = (uint32_t)pid;
+		p->c = PROT_EXEC | (perms[0] == 'r' ? PROT_READ : 0) |
+		       (perms[1] == 'w' ? PROT_WRITE : 0);
+		p->start = start;
+		p->len = end - start;
+		p->pgoff = off;
+	}
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < nr_tids; i++) {
+		struct pend *p;
+		size_t n;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tids[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n = fread(line, 1, VPERF_PERFDEC_COMM_LEN, f);
+		fclose(f);
+		line[n] = 0;
+		line[strcspn(line, "\n")] = 0;
+		p = pend_new(rc);
+		if (!p)
+			return -ENOMEM;
+		p->kind = P_COMM;
+		p->layer = kernel_layer(rc);
+		p->ts = ts;
+		p->cpu = (uint32_t)rc->cpus[0];
+		p->a = (uint32_t)pid;
+		p->b = (uint32_t)tids[i];
+		memcpy(p->comm, line, n + 1);
+	}
+	return 0;
+}
+
+struct ksym {
+	uint64_t addr;
+	const char *name, *module;	/* into the kallsyms text */
+};
+
+static int ksym_by_addr(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* /proc/kallsyms into syms (names pointing into *text), sorted by address: 0 or -errno. */
+static int read_kallsyms(char **text, struct ksym **syms, size_t *nr)
+{
+	size_t len = 0, cap = 0, n = 0, scap = 0;
+	char *buf = NULL, *save = NULL;
+	struct ksym *k = NULL;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return -errno;
+	for (;;) {
+		size_t got;
+
+		if (cap - len < 65536) {
+			char *nb = realloc(buf, cap + (1 << 20));
+
+			if (!nb)
+				goto nomem;
+			buf = nb;
+			cap += 1 << 20;
+		}
+		got = fread(buf + len, 1, cap - len - 1, f);
+		len += got;
+		if (!got)
+			break;
+	}
+	fclose(f);
+	f = NULL;
+	buf[len] = 0;
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *sp1 = strchr(l, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL, *tab;
+
+		if (!sp1 || !sp2)
+			continue;
+		if (n == scap) {
+			size_t c = scap ? 2 * scap : 65536;
+			struct ksym *nk = realloc(k, c * sizeof(*nk));
+
+			if (!nk)
+				goto nomem;
+			k = nk;
+			scap = c;
+		}
+		k[n].addr = strtoull(l, NULL, 16);
+		k[n].name = sp2 + 1;
+		k[n].module = "";
+		tab = strchr(sp2 + 1, '\t');
+		if (tab) {
+			*tab = 0;
+			k[n].module = tab + 1;	/* "[kvm]" */
+		}
+		n++;
+	}
+	qsort(k, n, sizeof(*k), ksym_by_addr);
+	*text = buf;
+	*syms = k;
+	*nr = n;
+	return 0;
+nomem:
+	if (f)
+		fclose(f);
+	free(buf);
+	free(k);
+	return -ENOMEM;
+}
+
+/*
+ * The kernel symbols the samples hit (ip or callchain), from /proc/kallsyms at the end, as
+ * kernel_symbol events: start, size (to the next symbol), name, module ("" for the kernel).
+ * Only those: all of kallsyms is megabytes.  None, with ksyms_why, when there is nothing to
+ * resolve or kallsyms shows no addresses (kernel.kptr_restrict, not root).
+ */
+static int emit_kernel_symbols(struct recorder *rc)
+{
+	struct vperf_ctf_stream *s;
+	struct ksym *k = NULL;
+	uint64_t *ips = NULL;
+	char *text = NULL;
+	size_t nr = 0, n = 0, last = SIZE_MAX;
+	int err;
+
+	if (!rc->nr_kips) {
+		snprintf(rc->ksyms_why, sizeof(rc->ksyms_why), "no sample hit the kernel");
+		return 0;
+	}
+	err = read_kallsyms(&text, &k, &nr);
+	if (err) {
+		if (err == -ENOMEM)
+			return err;
+		snprintf(rc->ksyms_why, sizeof(rc->ksyms_why), "cannot read /proc/kallsyms: %s",
+			 strerror(-err));
+		return 0;
+	}
+	if (!nr || !k[nr - 1].addr) {
+		snprintf(rc->ksyms_why, sizeof(rc->ksyms_why), "/proc/kallsyms shows no addresses "
+			 "here (kernel.kptr_restrict, or not root)");
+		goto out;
+	}
+	ips = malloc(rc->nr_kips * sizeof(*ips));
+	err = ips ? vperf_ctf__stream(rc->ctf, kernel_layer(rc), (uint32_t)rc->cpus[0], &s) :
+	      -ENOMEM;
+	if (err)
+		goto out;
+	for (size_t i = 0; i < rc->cap_kips; i++)
+		if (rc->kips[i])
+			ips[n++] = rc->kips[i];
+	qsort(ips, n, sizeof(*ips), u64_cmp);
+	for (size_t i = 0; i < n && !err; i++) {
+		size_t lo = 0, hi = nr, next;
+		struct vperf_ctf_value v[4];
+
+		while (lo < hi) {		/* the first symbol above the address */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (k[mid].addr <= ips[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo || lo - 1 == last)
+			continue;	/* below the first symbol, or the symbol already written */
+		last = lo - 1;
+		for (next = lo; next < nr && k[next].addr == k[last].addr; next++)
+			;
+		v[0] = VPERF_CTF_U64(k[last].addr);
+		v[1] = VPERF_CTF_U64(next < nr ? k[next].addr - k[last].addr : 0);
+		v[2] = VPERF_CTF_STR(k[last].name);
+		v[3] = VPERF_CTF_STR(k[last].module);
+		err = vperf_ctf__emit(s, EV_KERNEL_SYMBOL, rc->last_ts, v, 4);
+		rc->ksyms += !err;
+		rc->events += !err;
+	}
+out:
+	free(ips);
+	free(k);
+	free(text);
 	return err;
 }
 
@@ -1385,6 +1746,13 @@ static int write_summary(struct recorder *rc, int status, bool have_status)
 	env_add(&b, "summary_bad_records", "%" PRIu64, rc->bad_records);
 	env_add(&b, "summary_bad_bytes", "%" PRIu64, rc->bad_bytes);
 	env_add(&b, "summary_callchains_truncated", "%" PRIu64, rc->chain_trunc);
+	env_add(&b, "summary_mmaps", "%" PRIu64, rc->mmaps);
+	env_add(&b, "summary_comms", "%" PRIu64, rc->comms);
+	if (rc->ksyms)
+		env_add(&b, "kernel_symbols", "%" PRIu64 " (those samples hit, from /proc/kallsyms "
+			"at the end)", rc->ksyms);
+	else
+		env_add(&b, "kernel_symbols", "none: %s", rc->ksyms_why);
 	if (have_status)
 		env_add(&b, "workload_status", "%d", status);
 	for (size_t i = 0; i < b.n && !err; i++)
@@ -1414,6 +1782,18 @@ static int make_writer(struct recorder *rc, const char *dir, struct vperf_ctf_cl
 	classes[EV_THREAD_SWITCH] = (struct vperf_ctf_class_desc){
 		.name = "thread_switch", .fields = switch_fields,
 		.nr_fields = sizeof(switch_fields) / sizeof(switch_fields[0]),
+	};
+	classes[EV_MMAP] = (struct vperf_ctf_class_desc){
+		.name = "mmap", .fields = mmap_fields,
+		.nr_fields = sizeof(mmap_fields) / sizeof(mmap_fields[0]),
+	};
+	classes[EV_COMM] = (struct vperf_ctf_class_desc){
+		.name = "comm", .fields = comm_fields,
+		.nr_fields = sizeof(comm_fields) / sizeof(comm_fields[0]),
+	};
+	classes[EV_KERNEL_SYMBOL] = (struct vperf_ctf_class_desc){
+		.name = "kernel_symbol", .fields = ksym_fields,
+		.nr_fields = sizeof(ksym_fields) / sizeof(ksym_fields[0]),
 	};
 
 	for (int e = 0; e < rc->o->nr_events && off < sizeof(evs); e++)
@@ -1583,6 +1963,11 @@ int cmd_record(int argc, char **argv)
 			goto out_writer;
 		}
 	} else {
+		err = synth_process(&rc, tids, nr_tids, now_ns(CLOCK_MONOTONIC));
+		if (err) {
+			ret = cli_error("record", "out of memory");
+			goto out_writer;
+		}
 		enable_all(&rc, true);
 	}
 	started = true;
@@ -1627,6 +2012,8 @@ int cmd_record(int argc, char **argv)
 	err = drain(&rc);
 	if (!err)
 		err = emit(&rc, UINT64_MAX);
+	if (!err)
+		err = emit_kernel_symbols(&rc);
 	if (!err)
 		err = write_summary(&rc, status, have_status);
 	if (!err)
@@ -1673,8 +2060,11 @@ out_close:
 out_signals:
 	cli_signals_restore(&ss);
 out_free:
-	for (size_t i = 0; i < rc.nr_pend; i++)
+	for (size_t i = 0; i < rc.nr_pend; i++) {
 		free(rc.pend[i].chain);
+		free(rc.pend[i].name);
+	}
+	free(rc.kips);
 	free(rc.pend);
 	free(pfd);
 	free(tids);

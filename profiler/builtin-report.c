@@ -1,65 +1,133 @@
 // SPDX-License-Identifier: MIT
 /*
- * vperf report --header [-i DIR]: what a recording holds (layers, events per
- * type, losses per source, the clock mapping, the duration), from its
- * metadata alone (profiler/record/header.c).  The reports over the events
- * themselves are not written yet; the command says so rather than guess.
+ * vperf report [-i DIR] [--sort keys] [-g caller|callee] [--stdio | -x SEP | -j]
+ * vperf report --header [-i DIR]
+ *
+ * Which code is hot in a recording (docs/report.md): its samples grouped by the --sort keys,
+ * each row's share of the event's period, most first, one table per sampled event, as perf
+ * report --stdio prints them; CSV with -x, JSON with -j; with -g, each row's callchains.
+ * --header says what the recording holds, from its metadata alone (profiler/record/header.c).
+ * The reading and grouping are profiler/report/'s; this file parses and prints.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <vperf/vperf.h>
 
 #include "builtin.h"
+#include "util/json.h"
 #include "util/options.h"
+#include "util/recdir.h"
 #ifdef VPERF_HAVE_RECORD
 #include "record/header.h"
 #endif
+#ifdef VPERF_HAVE_REPORT
+#include "report.h"
+#endif
 
-enum { OPT_HELP = 'h', OPT_INPUT = 'i', OPT_HEADER = 0x100 };
+enum {
+	OPT_HELP = 'h', OPT_INPUT = 'i', OPT_SORT = 's', OPT_GRAPH = 'g', OPT_SEP = 'x',
+	OPT_JSON = 'j', OPT_HEADER = 0x100, OPT_STDIO,
+};
+
+#define DEFAULT_SORT	"comm,dso,symbol"
+#define CHAIN_MIN_PCT	0.5	/* -g: chains under this share of the event are summed up */
 
 static const char *const report_synopsis[] = {
+	"vperf report [-i <dir>] [--sort key[,key...]] [-g caller|callee] [--stdio|-x <sep>|-j]",
 	"vperf report --header [-i <dir>]",
 	NULL,
 };
 
 static const struct cli_option report_options[] = {
-	{ 0, "header", NULL, "print what the recording holds: layers, events per type, losses, clock mapping, "
-			     "duration", OPT_HEADER },
-	{ 'i', "input", "dir", "the recording (default vperf.data)", OPT_INPUT },
+	{ 'i', "input", "dir", "the recording (default " RECDIR_DEFAULT ")", OPT_INPUT },
+	{ 's', "sort", "keys", "group samples by these, comma-separated: symbol, dso, thread (or "
+	  "tid), pid, comm, layer (default " DEFAULT_SORT ")", OPT_SORT },
+	{ 'g', "call-graph", "order", "print each row's callchains, caller (root first) or callee "
+	  "(the sampled function first); the recording needs `vperf record -g`", OPT_GRAPH },
+	{ 0, "stdio", NULL, "a table for people (the default)", OPT_STDIO },
+	{ 'x', "field-separator", "sep", "CSV: a header line, then one line per row, fields "
+	  "separated by sep", OPT_SEP },
+	{ 'j', "json", NULL, "one JSON object: every event's rows (and -g's chains)", OPT_JSON },
+	{ 0, "header", NULL, "print what the recording holds: layers, events per type, losses, "
+	  "clock mapping, duration", OPT_HEADER },
 	{ 'h', "help", NULL, "show this help", OPT_HELP },
 };
 
 static const struct cli_usage report_usage = {
 	.cmd = "report",
 	.synopsis = report_synopsis,
-	.summary = "Describe a recording made by `vperf record` or `vperf vm record` (a CTF trace\n"
-		   " directory that `babeltrace2 DIR` also reads). --header is what this version offers.",
+	.summary = "Which code is hot in a recording made by `vperf record` (a CTF trace "
+		   "directory that `babeltrace2 DIR` also reads): its samples grouped by symbol, "
+		   "shared object, thread, command or layer, each row's share of the sampled event "
+		   "(Overhead), most first; symbols from the executables and libraries the "
+		   "recording mapped, kernel symbols from the recording. `vperf export` writes the "
+		   "same samples for flame graphs and pprof.",
 	.opts = report_options,
 	.nr_opts = sizeof(report_options) / sizeof(report_options[0]),
 	.permute = true,
 };
 
-int cmd_report(int argc, char **argv)
-{
-	const char *dir = "vperf.data";
-	struct cli_parser p;
-	bool header = false;
-	int c, status = 0;
+enum format { FMT_STDIO, FMT_CSV, FMT_JSON };
 
+struct report_opts {
+	const char *dir, *sort, *sep;
+	enum format fmt;
+	bool header, graph, caller;
+};
+
+static int parse_opts(struct report_opts *o, int argc, char **argv)
+{
+	struct cli_parser p;
+	int c, status = -1;
+
+	memset(o, 0, sizeof(*o));
+	o->dir = RECDIR_DEFAULT;
+	o->sort = DEFAULT_SORT;
 	if (cli_parser__init(&p, &report_usage, argc, argv))
 		return cli_error("report", "out of memory");
 	while ((c = cli_getopt(&p)) != CLI_OPT_END) {
 		switch (c) {
 		case OPT_HELP:
 			cli_usage__print(&report_usage, stdout);
+			status = 0;
 			goto out;
 		case OPT_HEADER:
-			header = true;
+			o->header = true;
 			break;
 		case OPT_INPUT:
-			dir = p.optarg;
+			o->dir = p.optarg;
+			break;
+		case OPT_SORT:
+			o->sort = p.optarg;
+			break;
+		case OPT_GRAPH:
+			if (strcmp(p.optarg, "caller") && strcmp(p.optarg, "callee")) {
+				status = cli_usage_error(&report_usage, "-g '%s': caller or callee",
+							 p.optarg);
+				goto out;
+			}
+			o->graph = true;
+			o->caller = !strcmp(p.optarg, "caller");
+			break;
+		case OPT_STDIO:
+			o->fmt = FMT_STDIO;
+			break;
+		case OPT_SEP:
+			if (!*p.optarg || strpbrk(p.optarg, "\"\n")) {
+				status = cli_usage_error(&report_usage, "-x '%s': a separator of "
+							 "one or more characters, without '\"' or "
+							 "a newline", p.optarg);
+				goto out;
+			}
+			o->sep = p.optarg;
+			o->fmt = FMT_CSV;
+			break;
+		case OPT_JSON:
+			o->fmt = FMT_JSON;
 			break;
 		default:
 			status = VPERF_EXIT_USAGE;
@@ -67,33 +135,315 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	if (p.optind < argc) {
-		status = cli_usage_error(&report_usage, "unexpected argument '%s' (the recording is given with -i DIR)",
-					 argv[p.optind]);
+		status = cli_usage_error(&report_usage, "unexpected argument '%s' (the recording "
+					 "is given with -i DIR)", argv[p.optind]);
 		goto out;
 	}
-	if (!*dir) {
+	if (!*o->dir) {
 		status = cli_usage_error(&report_usage, "-i needs a directory, not an empty name");
 		goto out;
 	}
-	if (!header) {
-		status = cli_usage_error(&report_usage,
-			"only --header is available in this version (reports over the events are not written "
-			"yet; `babeltrace2 %s` prints every event)", dir);
-		goto out;
-	}
-#ifdef VPERF_HAVE_RECORD
-	{
-		char why[256] = "";
-		int err = vperf_recording_header(dir, stdout, why, sizeof(why));
-
-		if (err)
-			status = cli_error("report", "%s: %s", dir, why[0] ? why : strerror(-err));
-	}
-#else
-	status = cli_error("report", "this vperf was built without the recording library (libbabeltrace-ctf-dev "
-			   "was missing): it cannot read %s", dir);
-#endif
+	if (o->graph && o->fmt == FMT_CSV)
+		status = cli_usage_error(&report_usage, "-g prints with --stdio or -j, not -x");
 out:
 	cli_parser__exit(&p);
 	return status;
+}
+
+static int report_header(const struct report_opts *o)
+{
+#ifdef VPERF_HAVE_RECORD
+	char why[256] = "";
+	int err = vperf_recording_header(o->dir, stdout, why, sizeof(why));
+
+	if (err)
+		return cli_error("report", "%s: %s", o->dir, why[0] ? why : strerror(-err));
+	return 0;
+#else
+	return cli_error("report", "this vperf was built without the recording library "
+			 "(libbabeltrace-ctf-dev was missing): it cannot read %s", o->dir);
+#endif
+}
+
+#ifdef VPERF_HAVE_REPORT
+
+static const char *const key_titles[VPERF_REPORT_NR_KEYS] = {
+	"Symbol", "Shared Object", "Tid", "Pid", "Command", "Layer",
+};
+
+/* A row's text for key k: an unknown symbol names its DSO unless the DSO has a column. */
+static const char *cell(const struct vperf_report_hist *h, const struct vperf_report_row *row,
+			size_t k, char *buf, size_t len)
+{
+	bool dso_col = false;
+
+	for (size_t i = 0; i < h->nr_keys; i++)
+		dso_col |= h->keys[i] == VPERF_REPORT_KEY_DSO;
+	if (h->keys[k] == VPERF_REPORT_KEY_SYMBOL && !strcmp(row->key[k], VPERF_REPORT_UNKNOWN) &&
+	    !dso_col) {
+		snprintf(buf, len, VPERF_REPORT_UNKNOWN_IN, row->dso);
+		return buf;
+	}
+	return row->key[k];
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void print_chain(struct vperf_report *r, const struct vperf_report_chain *c, bool caller,
+			uint64_t total, int indent, FILE *out)
+{
+	const struct vperf_report_sample *s = &r->samples[c->sample];
+	char buf[512];
+
+	fprintf(out, "%*s---%.2f%% (%" PRIu64 " sample%s)\n", indent, "", pct(c->period, total),
+		c->samples, c->samples == 1 ? "" : "s");
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		size_t f = s->frame + (caller ? s->nr_frames - 1 - i : i);
+
+		fprintf(out, "%*s%s\n", indent + 3, "", vperf_report__frame_name(r, f, buf,
+										 sizeof(buf)));
+	}
+}
+
+static void print_stdio(struct vperf_report *r, const struct vperf_report_hist *h,
+			const struct report_opts *o, FILE *out)
+{
+	int width[VPERF_REPORT_NR_KEYS];
+	char buf[600];
+
+	fprintf(out, "# Samples: %" PRIu64 " of event '%s'\n", h->samples, r->events[h->event]);
+	fprintf(out, "# Event count (approx.): %" PRIu64 "\n", h->period);
+	fprintf(out, "# Unresolved: %" PRIu64 " samples (%.2f%%) in no known symbol, shown as %s "
+		"with their shared object\n", h->unresolved, pct(h->unresolved, h->samples),
+		VPERF_REPORT_UNKNOWN);
+	fprintf(out, "#\n");
+	for (size_t k = 0; k < h->nr_keys; k++) {
+		width[k] = (int)strlen(key_titles[h->keys[k]]);
+		for (size_t i = 0; i < h->nr_rows; i++) {
+			int w = (int)strlen(cell(h, &h->rows[i], k, buf, sizeof(buf))) +
+				(h->keys[k] == VPERF_REPORT_KEY_SYMBOL ? 4 : 0);
+
+			if (w > width[k])
+				width[k] = w;
+		}
+		if (width[k] > 60)
+			width[k] = 60;
+	}
+	fprintf(out, "# Overhead  Samples");
+	for (size_t k = 0; k < h->nr_keys; k++)
+		fprintf(out, "  %-*s", k + 1 < h->nr_keys ? width[k] : 0, key_titles[h->keys[k]]);
+	fprintf(out, "\n# ........  .......");
+	for (size_t k = 0; k < h->nr_keys; k++) {
+		int w = k + 1 < h->nr_keys ? width[k] : (int)strlen(key_titles[h->keys[k]]);
+
+		fprintf(out, "  ");
+		for (int i = 0; i < w; i++)
+			fputc('.', out);
+	}
+	fprintf(out, "\n#\n");
+	for (size_t i = 0; i < h->nr_rows; i++) {
+		const struct vperf_report_row *row = &h->rows[i];
+		uint64_t shown = 0, rest = 0;
+
+		fprintf(out, "  %7.2f%%  %7" PRIu64, pct(row->period, h->period), row->samples);
+		for (size_t k = 0; k < h->nr_keys; k++) {
+			const char *t = cell(h, row, k, buf, sizeof(buf));
+			int w = k + 1 < h->nr_keys ? width[k] : 0;
+
+			if (h->keys[k] == VPERF_REPORT_KEY_SYMBOL)
+				fprintf(out, "  %s %-*s", row->kernel ? "[k]" : "[.]",
+					w ? w - 4 : 0, t);
+			else
+				fprintf(out, "  %-*s", w, t);
+		}
+		fputc('\n', out);
+		if (!o->graph)
+			continue;
+		for (size_t c = 0; c < row->nr_chains; c++) {
+			if (pct(row->chains[c].period, h->period) < CHAIN_MIN_PCT) {
+				rest += row->chains[c].samples;
+				continue;
+			}
+			print_chain(r, &row->chains[c], o->caller, h->period, 12, out);
+			shown++;
+		}
+		if (rest)
+			fprintf(out, "%12s---%" PRIu64 " more sample%s in chains under %.1f%% "
+				"each\n", "", rest, rest == 1 ? "" : "s", CHAIN_MIN_PCT);
+		fputc('\n', out);
+	}
+}
+
+static void csv_field(const char *s, const char *sep, FILE *out)
+{
+	if (!strstr(s, sep) && !strpbrk(s, "\"\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void print_csv(struct vperf_report *r, const struct vperf_report_hist *h, const char *sep,
+		      bool first, FILE *out)
+{
+	char buf[600];
+
+	if (first) {
+		fprintf(out, "event%soverhead%ssamples%speriod", sep, sep, sep);
+		for (size_t k = 0; k < h->nr_keys; k++)
+			fprintf(out, "%s%s", sep, vperf_report_key_names[h->keys[k]]);
+		fputc('\n', out);
+	}
+	for (size_t i = 0; i < h->nr_rows; i++) {
+		const struct vperf_report_row *row = &h->rows[i];
+
+		csv_field(r->events[h->event], sep, out);
+		fprintf(out, "%s%.2f%s%" PRIu64 "%s%" PRIu64, sep, pct(row->period, h->period), sep,
+			row->samples, sep, row->period);
+		for (size_t k = 0; k < h->nr_keys; k++) {
+			fputs(sep, out);
+			csv_field(cell(h, row, k, buf, sizeof(buf)), sep, out);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void print_json(struct vperf_report *r, const struct vperf_report_hist *h,
+		       const struct report_opts *o, FILE *out)
+{
+	char buf[600];
+
+	fprintf(out, "{\"event\":");
+	json_print_string(out, r->events[h->event]);
+	fprintf(out, ",\"samples\":%" PRIu64 ",\"period\":%" PRIu64 ",\"unresolved\":%" PRIu64
+		",\"sort\":[", h->samples, h->period, h->unresolved);
+	for (size_t k = 0; k < h->nr_keys; k++)
+		fprintf(out, "%s\"%s\"", k ? "," : "", vperf_report_key_names[h->keys[k]]);
+	fprintf(out, "],\"rows\":[");
+	for (size_t i = 0; i < h->nr_rows; i++) {
+		const struct vperf_report_row *row = &h->rows[i];
+
+		fprintf(out, "%s{\"overhead\":%.4f,\"samples\":%" PRIu64 ",\"period\":%" PRIu64
+			",\"kernel\":%s", i ? "," : "", pct(row->period, h->period), row->samples,
+			row->period, row->kernel ? "true" : "false");
+		for (size_t k = 0; k < h->nr_keys; k++) {
+			fprintf(out, ",\"%s\":", vperf_report_key_names[h->keys[k]]);
+			json_print_string(out, cell(h, row, k, buf, sizeof(buf)));
+		}
+		if (o->graph) {
+			fprintf(out, ",\"callchains\":[");
+			for (size_t c = 0; c < row->nr_chains; c++) {
+				const struct vperf_report_chain *ch = &row->chains[c];
+				const struct vperf_report_sample *s = &r->samples[ch->sample];
+
+				fprintf(out, "%s{\"overhead\":%.4f,\"samples\":%" PRIu64
+					",\"frames\":[", c ? "," : "", pct(ch->period, h->period),
+					ch->samples);
+				for (size_t f = 0; f < s->nr_frames; f++) {
+					size_t at = o->caller ? s->nr_frames - 1 - f : f;
+					const char *n = vperf_report__frame_name(r, s->frame + at,
+										 buf, sizeof(buf));
+
+					if (f)
+						fputc(',', out);
+					json_print_string(out, n);
+				}
+				fprintf(out, "]}");
+			}
+			fputc(']', out);
+		}
+		fputc('}', out);
+	}
+	fprintf(out, "]}");
+}
+
+static int report(const struct report_opts *o)
+{
+	enum vperf_report_key keys[16];
+	struct vperf_report *r;
+	size_t nr_keys;
+	char why[512];
+	int err, status = 0;
+
+	if (vperf_report_keys_parse(o->sort, keys, 16, &nr_keys, why, sizeof(why)))
+		return cli_usage_error(&report_usage, "--sort %s: %s", o->sort, why);
+	err = vperf_report__open(o->dir, &r, why, sizeof(why));
+	if (err)
+		return cli_error("report", "%s: %s", o->dir, why);
+	if (r->nr_samples && !r->nr_mmap_events && r->nr_unmapped)
+		cli_warn("report", "%s has no mmap events (recorded by an older vperf, or by vperf vm "
+			 "record): user-space frames are [unknown]", o->dir);
+	if (o->graph && !r->callchains)
+		cli_warn("report", "-g: %s has no callchains (record with `vperf record -g`): each "
+			 "chain is its sample's own frame", o->dir);
+	if (o->fmt == FMT_STDIO)
+		printf("# vperf report of %s: %zu samples, lost %" PRIu64 " events%s\n#\n", o->dir,
+		       r->nr_samples, r->lost, r->have_ksyms ? "" : "; no kernel symbols recorded");
+	if (o->fmt == FMT_JSON) {
+		printf("{\"recording\":");
+		json_print_string(stdout, o->dir);
+		printf(",\"samples\":%zu,\"lost\":%" PRIu64 ",\"events\":[", r->nr_samples,
+		       r->lost);
+	}
+	if (!r->nr_samples && o->fmt == FMT_STDIO)
+		printf("# no samples\n");
+	for (size_t e = 0; e < r->nr_events; e++) {
+		struct vperf_report_hist h;
+
+		err = vperf_report_hist__build(r, (int)e, keys, nr_keys, o->graph, &h);
+		if (err) {
+			status = cli_error("report", "%s: out of memory", o->dir);
+			break;
+		}
+		if (o->fmt == FMT_STDIO) {
+			if (e)
+				printf("\n");
+			print_stdio(r, &h, o, stdout);
+		} else if (o->fmt == FMT_CSV) {
+			print_csv(r, &h, o->sep, !e, stdout);
+		} else {
+			if (e)
+				putchar(',');
+			print_json(r, &h, o, stdout);
+		}
+		vperf_report_hist__exit(&h);
+	}
+	if (o->fmt == FMT_CSV && !r->nr_events) {
+		printf("event%soverhead%ssamples%speriod", o->sep, o->sep, o->sep);
+		for (size_t k = 0; k < nr_keys; k++)
+			printf("%s%s", o->sep, vperf_report_key_names[keys[k]]);
+		putchar('\n');
+	}
+	if (o->fmt == FMT_JSON)
+		printf("]}\n");
+	vperf_report__delete(r);
+	return status;
+}
+#endif /* VPERF_HAVE_REPORT */
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts o;
+	int status = parse_opts(&o, argc, argv);
+
+	if (status >= 0)
+		return status;
+	if (o.header)
+		return report_header(&o);
+#ifdef VPERF_HAVE_REPORT
+	return report(&o);
+#else
+	return cli_error("report", "this vperf was built without libbabeltrace2 or libelf "
+			 "(Debian libbabeltrace2-dev, libelf-dev: scripts/install-deps.sh), so it "
+			 "cannot read %s's samples; --header works", o.dir);
+#endif
 }

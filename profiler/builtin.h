@@ -23,6 +23,8 @@ int cmd_help(int argc, char **argv);
 int cmd_vm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_timeline(int argc, char **argv);
 
 /* The dispatch table of vperf.c, for `vperf help`. */
 const struct cmd_struct *builtin_commands(size_t *nr);

@@ -24,7 +24,11 @@ static const struct cmd_struct commands[] = {
 	{ "list", cmd_list, "List the events this host knows and can count" },
 	{ "stat", cmd_stat, "Count events while a command or a process runs" },
 	{ "record", cmd_record, "Sample a command or a process into a CTF recording" },
-	{ "report", cmd_report, "Describe a recording (report --header)" },
+	{ "report", cmd_report, "Which code is hot in a recording, by symbol, object, thread (report)" },
+	{ "export", cmd_export,
+	  "Write a recording for flame graphs (folded), pprof, or trace viewers (chrome)" },
+	{ "timeline", cmd_timeline,
+	  "Draw a recording as an SVG: when each thread ran, on which CPU" },
 	{ "vm", cmd_vm, "Run a command in a guest booted by vperf-vmm, or record it (vm run, vm record)" },
 };
 

@@ -14,6 +14,11 @@ PKGS=(
 	acpica-tools           # iasl checks vperf-vmm's ACPI tables
 	libbabeltrace-ctf-dev babeltrace2 # CTF trace writer (profiler/record); tests read traces back
 	libtraceevent-dev      # host kernel events of raw recordings (profiler/record/hostevents.c)
+	libbabeltrace2-dev     # vperf report/export read recordings (profiler/report/reader.c)
+	libelf-dev             # symbols of the files a recording mapped (profiler/report/symbols.c)
+	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev # vperf export --to pprof (profiler/export)
+	golang-go              # go tool pprof reads the exported profile (tests/integration/report_tests.py)
+	chromium               # headless, renders vperf timeline's SVG as a person sees it (tests/integration/timeline_tests.py)
 )
 
 SUDO=""
@@ -35,6 +40,18 @@ else
 	export DEBIAN_FRONTEND=noninteractive
 	$SUDO apt-get update -qq
 	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# speedscope (npm), a reader of the Trace Event Format that tests/integration/timeline_tests.py loads
+# vperf export --to chrome into, in headless Chromium.  npm from Debian where there is none.
+SPEEDSCOPE_DIR=/opt/vperf-speedscope
+if [ ! -e "$SPEEDSCOPE_DIR/node_modules/speedscope/dist/release/index.html" ]; then
+	if ! command -v npm >/dev/null; then
+		$SUDO apt-get install -y -qq --no-install-recommends npm || true
+	fi
+	$SUDO npm install --no-audit --no-fund --prefix "$SPEEDSCOPE_DIR" speedscope@1.25.0 >/dev/null &&
+		echo "install-deps: speedscope in $SPEEDSCOPE_DIR" ||
+		echo "install-deps: npm could not install speedscope: its timeline test will skip"
 fi
 
 # What real guests need: QEMU for the nested stack, busybox, the guest kernel's tools.

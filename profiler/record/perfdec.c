@@ -226,6 +226,44 @@ static int parse_sample(const struct vperf_perfdec *d, struct cur *c, struct vpe
 	return 0;
 }
 
+/*
+ * MMAP: pid, tid, addr, len, pgoff, filename.  MMAP2 adds, before the name, either maj, min, ino,
+ * ino_generation or (PERF_RECORD_MISC_MMAP_BUILD_ID) build_id_size, 3 reserved bytes and 20 bytes
+ * of build id, then prot and flags.  The name is NUL-terminated and padded to 8 bytes.
+ */
+static int parse_mmap(struct cur *c, bool v2, uint16_t misc, struct vperf_perfrec *out)
+{
+	size_t n;
+
+	u32x2(c, &out->mmap.pid, &out->mmap.tid);
+	out->mmap.addr = u64(c);
+	out->mmap.len = u64(c);
+	out->mmap.pgoff = u64(c);
+	if (v2) {
+		uint8_t id[24];
+
+		if (c->end - c->p < 32) {
+			c->short_ = true;
+			return -ENOENT;
+		}
+		memcpy(id, c->p, sizeof(id));
+		c->p += sizeof(id);
+		if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			out->mmap.build_id_size = id[0] > 20 ? 20 : id[0];
+			memcpy(out->mmap.build_id, id + 4, 20);
+		}
+		u32x2(c, &out->mmap.prot, &out->mmap.flags);
+	}
+	if (c->short_ || c->p == c->end)
+		return -ENOENT;
+	n = strnlen((const char *)c->p, (size_t)(c->end - c->p));
+	if (n == (size_t)(c->end - c->p))
+		return -EINVAL;
+	out->mmap.filename = (const char *)c->p;
+	c->p = c->end;
+	return 0;
+}
+
 int vperf_perfdec__parse(const struct vperf_perfdec *d, const void *rec, size_t len,
 			 struct vperf_perfrec *out, char *why, size_t why_len)
 {
@@ -260,6 +298,8 @@ int vperf_perfdec__parse(const struct vperf_perfdec *d, const void *rec, size_t 
 	case PERF_RECORD_THROTTLE: out->kind = VPERF_PERFREC_THROTTLE; break;
 	case PERF_RECORD_UNTHROTTLE: out->kind = VPERF_PERFREC_UNTHROTTLE; break;
 	case PERF_RECORD_SWITCH: out->kind = VPERF_PERFREC_SWITCH; break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: out->kind = VPERF_PERFREC_MMAP; break;
 	default: out->kind = VPERF_PERFREC_OTHER; return 0;
 	}
 
@@ -316,6 +356,14 @@ int vperf_perfdec__parse(const struct vperf_perfdec *d, const void *rec, size_t 
 		u64(&c);
 		u64(&c);
 		break;
+	case VPERF_PERFREC_MMAP: {
+		int err = parse_mmap(&c, h.type == PERF_RECORD_MMAP2, h.misc, out);
+
+		if (err)
+			return bad(why, why_len, "an MMAP record whose file name is %s",
+				   err == -ENOENT ? "missing" : "not terminated");
+		break;
+	}
 	case VPERF_PERFREC_SWITCH:	/* nothing but the sample id */
 		out->switch_.out = h.misc & PERF_RECORD_MISC_SWITCH_OUT;
 		out->switch_.preempt = h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;

@@ -83,7 +83,8 @@ enum vperf_perfrec_kind {
 	VPERF_PERFREC_THROTTLE,		/* the kernel throttled the event (too many samples) */
 	VPERF_PERFREC_UNTHROTTLE,
 	VPERF_PERFREC_SWITCH,		/* the thread (pid, tid) switched in, or out (switch_) */
-	VPERF_PERFREC_OTHER,		/* a type this decoder does not use (MMAP, ...) */
+	VPERF_PERFREC_MMAP,		/* PERF_RECORD_MMAP2 (or the older MMAP): an executable mapping */
+	VPERF_PERFREC_OTHER,		/* a type this decoder does not use (KSYMBOL, ...) */
 };
 
 struct vperf_perfrec {
@@ -115,6 +116,14 @@ struct vperf_perfrec {
 		struct {
 			uint64_t count;
 		} lost;
+		struct {
+			uint32_t pid, tid;
+			uint64_t addr, len, pgoff;
+			uint32_t prot, flags;	/* MMAP2's; 0 in an MMAP record */
+			uint8_t build_id_size;	/* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID, else 0 */
+			uint8_t build_id[20];
+			const char *filename;	/* into the record, NUL-terminated there */
+		} mmap;
 		struct {
 			bool out;		/* PERF_RECORD_MISC_SWITCH_OUT: switched out, else in */
 			bool preempt;		/* out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) */

@@ -4,7 +4,11 @@ which runs one named test in a fresh temporary directory and turns its verdict i
 status: 0 pass, 1 fail, 77 skip (after printing "SKIP: <reason>")."""
 
 import argparse
+import os
+import re
+import shlex
 import shutil
+import subprocess
 import tempfile
 
 
@@ -19,6 +23,83 @@ class Fail(Exception):
 def check(cond, msg):
     if not cond:
         raise Fail(msg)
+
+
+def show(cmd, out, err, status, tail=6000):
+    """Print a command, the end of its stdout and stderr, and its exit status (the test's log)."""
+    print("$ " + " ".join(shlex.quote(a) for a in cmd), flush=True)
+    for name, text in (("stdout", out), ("stderr", err)):
+        if text:
+            print("--- %s ---" % name)
+            print(text.rstrip("\n")[-tail:])
+    print("--- exit %d ---" % status, flush=True)
+
+
+def need_perf():
+    """Skip where this machine lets no one sample (perf_event_paranoid 3 or more, no perf)."""
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            level = int(f.read())
+    except (OSError, ValueError):
+        raise Skip("no /proc/sys/kernel/perf_event_paranoid: this kernel has no perf events")
+    if level >= 3 and os.geteuid() != 0:
+        raise Skip("kernel.perf_event_paranoid is %d: sampling is not allowed to users here" % level)
+
+
+# The vperf binary under test, the workloads' directory and the test's temporary directory, for
+# the scripts that run the CLI (cli_setup() fills them in).
+CLI = argparse.Namespace(vperf=None, workloads=None, tmp=None)
+
+
+def cli_setup(a, tmp):
+    """A setup() for main(): the --vperf binary (an error message if it is not built) and
+    --workloads, made absolute, and tmp, in CLI."""
+    CLI.vperf, CLI.workloads, CLI.tmp = a.vperf, getattr(a, "workloads", None), tmp
+    if not CLI.vperf or not os.access(CLI.vperf, os.X_OK):
+        return "the vperf binary is not built: %r" % CLI.vperf
+    CLI.vperf = os.path.abspath(CLI.vperf)
+    if CLI.workloads:
+        CLI.workloads = os.path.abspath(CLI.workloads)
+    return None
+
+
+def tmp_path(*parts):
+    return os.path.join(CLI.tmp, *parts)
+
+
+def run(args, timeout=60, quiet=False):
+    """Run args in the test's directory, print it (quiet: without its output), return it."""
+    try:
+        r = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=CLI.tmp)
+    except subprocess.TimeoutExpired as e:
+        raise Fail("timed out after %ds: %s" % (timeout, " ".join(args))) from e
+    if quiet:
+        print("$ %s  (exit %d, %d bytes of output)" % (" ".join(shlex.quote(a) for a in args),
+                                                       r.returncode, len(r.stdout)))
+    else:
+        show(args, r.stdout, r.stderr, r.returncode)
+    return r
+
+
+def vperf(*args, **kw):
+    return run([CLI.vperf] + list(args), **kw)
+
+
+def refused(args, pattern, what):
+    """vperf ARGS must fail: a one-line error matching pattern, a nonzero status, nothing on
+    stdout."""
+    r = vperf(*args)
+    check(r.returncode != 0, "%s: exit status 0" % what)
+    check(not r.stdout, "%s: something on stdout" % what)
+    first = r.stderr.splitlines()[0] if r.stderr else ""
+    check(re.search(pattern, first), "%s: the error %r does not match %r" % (what, first, pattern))
+    return r
+
+
+def tests_of(module_globals):
+    """A test script's tests: each test_<name>() by <name>."""
+    return {n[len("test_"):]: f for n, f in sorted(module_globals.items())
+            if n.startswith("test_") and callable(f)}
 
 
 def main(all_tests, prefix, setup, extra_args=()):

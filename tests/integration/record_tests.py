@@ -16,7 +16,6 @@ a thread's CPU time gives that thread one sample per ms it ran.
 
 import os
 import re
-import shlex
 import shutil
 import signal
 import subprocess
@@ -25,7 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import Skip, Fail, check  # noqa: E402,F401
+from harness import Skip, Fail, check, need_perf, show  # noqa: E402,F401
 
 VPERF = None
 WORKLOADS = None
@@ -41,15 +40,6 @@ def p(*parts):
     return os.path.join(TMP, *parts)
 
 
-def show(cmd, out, err, status):
-    print("$ " + " ".join(shlex.quote(a) for a in cmd), flush=True)
-    for name, text in (("stdout", out), ("stderr", err)):
-        if text:
-            print("--- %s ---" % name)
-            print(text.rstrip("\n")[-6000:])
-    print("--- exit %d ---" % status, flush=True)
-
-
 def run(args, timeout=60):
     try:
         r = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=TMP)
@@ -61,17 +51,6 @@ def run(args, timeout=60):
 
 def record(*args, timeout=60):
     return run([VPERF, "record"] + list(args), timeout=timeout)
-
-
-def need_perf():
-    """Skip where this machine lets no one sample (perf_event_paranoid 3 or more, no perf)."""
-    try:
-        with open("/proc/sys/kernel/perf_event_paranoid") as f:
-            level = int(f.read())
-    except (OSError, ValueError):
-        raise Skip("no /proc/sys/kernel/perf_event_paranoid: this kernel has no perf events")
-    if level >= 3 and os.geteuid() != 0:
-        raise Skip("kernel.perf_event_paranoid is %d: sampling is not allowed to users here" % level)
 
 
 def read_trace(d, clock_ns=False):
@@ -368,8 +347,7 @@ def test_help_documents_the_options():
 
 
 def tests():
-    return {n[len("test_"):]: f for n, f in sorted(globals().items())
-            if n.startswith("test_") and callable(f)}
+    return harness.tests_of(globals())
 
 
 def setup(a, tmp):

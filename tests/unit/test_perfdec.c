@@ -6,6 +6,7 @@
  * decoder, and a real cpu-clock event's ring decodes without one refused record.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -222,12 +223,122 @@ static void perfdec_comm_fork_exit_lost_switch_decode_with_their_sample_id(void 
 	len = done(&b);
 	assert_int_equal(vperf_perfdec__parse(&d, b.w, len, &r, why, sizeof(why)), -EINVAL);
 
-	/* MMAP and the like: passed over */
-	header(&b, PERF_RECORD_MMAP, 0);
+	/* KSYMBOL and the like: passed over */
+	header(&b, PERF_RECORD_KSYMBOL, 0);
 	put(&b, 0);
 	len = done(&b);
 	assert_int_equal(vperf_perfdec__parse(&d, b.w, len, &r, why, sizeof(why)), 0);
 	assert_int_equal(r.kind, VPERF_PERFREC_OTHER);
+	vperf_perfdec__exit(&d);
+}
+
+/* Put a NUL-terminated name padded to 8 bytes. */
+static void put_name(struct rb *b, const char *name)
+{
+	size_t n = strlen(name) + 1, words = (n + 7) / 8;
+
+	memset(&b->w[b->n], 0, words * 8);
+	memcpy(&b->w[b->n], name, n);
+	b->n += words;
+}
+
+/*
+ * MMAP2 (inode form and build-id form) and the older MMAP decode to their mapping and file name;
+ * a name that is not terminated, or a record cut before its prot and flags, is refused.
+ */
+static void perfdec_mmap2_and_mmap_decode_the_mapping_and_its_file(void **state)
+{
+	struct vperf_perfdec d;
+	struct vperf_perfrec r;
+	struct rb b;
+	size_t len;
+	char why[160];
+
+	(void)state;
+	decoder(&d);
+	header(&b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	put2(&b, 100, 101);
+	put(&b, 0x555555554000);		/* addr */
+	put(&b, 0x3000);			/* len */
+	put(&b, 0x1000);			/* pgoff */
+	put2(&b, 8, 1);				/* maj, min */
+	put(&b, 123456);			/* ino */
+	put(&b, 7);				/* ino_generation */
+	put2(&b, 5, 2);				/* prot (r-x), flags (MAP_PRIVATE) */
+	put_name(&b, "/usr/bin/hot");
+	trailer(&b, 100, 101, 5555, 1, ID_A);
+	len = done(&b);
+	assert_int_equal(vperf_perfdec__parse(&d, b.w, len, &r, why, sizeof(why)), 0);
+	assert_int_equal(r.kind, VPERF_PERFREC_MMAP);
+	assert_int_equal(r.mmap.pid, 100);
+	assert_int_equal(r.mmap.tid, 101);
+	assert_int_equal(r.mmap.addr, 0x555555554000);
+	assert_int_equal(r.mmap.len, 0x3000);
+	assert_int_equal(r.mmap.pgoff, 0x1000);
+	assert_int_equal(r.mmap.prot, 5);
+	assert_int_equal(r.mmap.flags, 2);
+	assert_int_equal(r.mmap.build_id_size, 0);
+	assert_string_equal(r.mmap.filename, "/usr/bin/hot");
+	assert_int_equal(r.time, 5555);
+	assert_int_equal(r.cpu, 1);
+
+	/* the build-id form: size, 3 reserved bytes, 20 bytes of id in place of maj..ino_generation */
+	header(&b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+	put2(&b, 100, 101);
+	put(&b, 0x7f0000000000);
+	put(&b, 0x1000);
+	put(&b, 0);
+	put(&b, 20 | 0xabull << 32);		/* size 20, reserved, id bytes 0..3 = ab 00 00 00 */
+	put(&b, 0x0102030405060708ull);
+	put(&b, 0x1112131415161718ull);
+	put2(&b, 5, 2);
+	put_name(&b, "/lib/libc.so.6");
+	trailer(&b, 100, 101, 5556, 0, ID_A);
+	len = done(&b);
+	assert_int_equal(vperf_perfdec__parse(&d, b.w, len, &r, why, sizeof(why)), 0);
+	assert_int_equal(r.mmap.build_id_size, 20);
+	assert_int_equal(r.mmap.build_id[0], 0xab);
+	assert_int_equal(r.mmap.build_id[4], 0x08);
+	assert_int_equal(r.mmap.build_id[19], 0x11);
+	assert_string_equal(r.mmap.filename, "/lib/libc.so.6");
+
+	/* MMAP: no inode, prot or flags */
+	header(&b, PERF_RECORD_MMAP, 0);
+	put2(&b, 200, 200);
+	put(&b, 0x400000);
+	put(&b, 0x2000);
+	put(&b, 0);
+	put_name(&b, "[vdso]");
+	trailer(&b, 200, 200, 5557, 0, ID_A);
+	len = done(&b);
+	assert_int_equal(vperf_perfdec__parse(&d, b.w, len, &r, why, sizeof(why)), 0);
+	assert_int_equal(r.kind, VPERF_PERFREC_MMAP);
+	assert_int_equal(r.mmap.addr, 0x400000);
+	assert_int_equal(r.mmap.prot, 0);
+	assert_string_equal(r.mmap.filename, "[vdso]");
+
+	/* a name filling its words without a NUL */
+	header(&b, PERF_RECORD_MMAP, 0);
+	put2(&b, 200, 200);
+	put(&b, 0x400000);
+	put(&b, 0x2000);
+	put(&b, 0);
+	memcpy(&b.w[b.n++], "abcdefgh", 8);
+	trailer(&b, 200, 200, 5557, 0, ID_A);
+	len = done(&b);
+	assert_int_equal(vperf_perfdec__parse(&d, b.w, len, &r, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "not terminated"));
+
+	/* MMAP2 cut after pgoff: no room for the inode, prot and flags */
+	header(&b, PERF_RECORD_MMAP2, 0);
+	put2(&b, 200, 200);
+	put(&b, 0x400000);
+	put(&b, 0x2000);
+	put(&b, 0);
+	put_name(&b, "/x");
+	trailer(&b, 200, 200, 5557, 0, ID_A);
+	len = done(&b);
+	assert_int_equal(vperf_perfdec__parse(&d, b.w, len, &r, why, sizeof(why)), -EINVAL);
 	vperf_perfdec__exit(&d);
 }
 
@@ -321,7 +432,7 @@ static void perfdec_mutated_records_never_crash_the_decoder(void **state)
 		uint8_t *buf;
 		size_t mlen;
 
-		switch (it % 4) {
+		switch (it % 5) {
 		case 0:
 			header(&b, PERF_RECORD_SAMPLE, 0);
 			put(&b, ID_B);
@@ -344,6 +455,14 @@ static void perfdec_mutated_records_never_crash_the_decoder(void **state)
 			for (int i = 0; i < 3; i++)
 				put(&b, i);
 			trailer(&b, 1, 2, 3, 0, ID_B);
+			break;
+		case 3:
+			header(&b, PERF_RECORD_MMAP2, 0);
+			put2(&b, 1, 2);
+			for (int i = 0; i < 6; i++)
+				put(&b, i);
+			put_name(&b, "/bin/x");
+			trailer(&b, 1, 2, 3, 0, ID_A);
 			break;
 		default:
 			header(&b, PERF_RECORD_LOST, 0);
@@ -383,7 +502,7 @@ static void perf_ring_of_a_real_cpu_clock_event_decodes_cleanly(void **state)
 		.size = sizeof(a), .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
 		.sample_period = 1000000, .sample_type = ST_BASE | PERF_SAMPLE_CALLCHAIN,
 		.sample_id_all = 1, .comm = 1, .task = 1, .exclude_kernel = 1, .exclude_hv = 1,
-		.disabled = 1, .use_clockid = 1, .clockid = CLOCK_MONOTONIC,
+		.disabled = 1, .use_clockid = 1, .clockid = CLOCK_MONOTONIC, .mmap = 1, .mmap2 = 1,
 	};
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = 64;
 	struct vperf_perfdec d = { 0 };
@@ -392,10 +511,10 @@ static void perf_ring_of_a_real_cpu_clock_event_decodes_cleanly(void **state)
 	uint8_t *bounce = malloc(65536);
 	const void *rec;
 	size_t len;
-	uint64_t id, samples = 0, bad = 0, t0;
+	uint64_t id, samples = 0, bad = 0, t0, mmaps = 0;
 	struct timespec ts;
-	void *base;
-	int fd, ret;
+	void *base, *exe;
+	int fd, ret, exe_fd;
 	char why[160];
 
 	(void)state;
@@ -410,6 +529,11 @@ static void perf_ring_of_a_real_cpu_clock_event_decodes_cleanly(void **state)
 	assert_int_equal(ioctl(fd, PERF_EVENT_IOC_ID, &id), 0);
 	assert_int_equal(vperf_perfdec__add(&d, id, a.sample_type, 0), 0);
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	/* one executable mapping of our own file while it runs: one MMAP2 record */
+	exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(exe_fd >= 0);
+	exe = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE, exe_fd, 0);
+	assert_true(exe != MAP_FAILED);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	do {
@@ -433,8 +557,18 @@ static void perf_ring_of_a_real_cpu_clock_event_decodes_cleanly(void **state)
 			samples++;
 			assert_int_equal(r.tid, (uint32_t)syscall(SYS_gettid));
 			assert_int_equal(r.sample.period, 1000000);
+		} else if (r.kind == VPERF_PERFREC_MMAP) {
+			assert_int_equal(r.type, PERF_RECORD_MMAP2);
+			assert_int_equal(r.mmap.addr, (uint64_t)(uintptr_t)exe);
+			assert_int_equal(r.mmap.len, page);
+			assert_int_equal(r.mmap.prot, PROT_READ | PROT_EXEC);
+			assert_non_null(strstr(r.mmap.filename, "test-perfdec"));
+			mmaps++;
 		}
 	}
+	munmap(exe, page);
+	close(exe_fd);
+	assert_int_equal(mmaps, 1);
 	assert_int_equal(ret, 0);
 	printf("%llu samples over 100 ms of CPU time at 1 ms\n", (unsigned long long)samples);
 	assert_int_equal(bad, 0);
@@ -528,6 +662,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(perfdec_sample_with_callchain_decodes_every_field),
 		cmocka_unit_test(perfdec_comm_fork_exit_lost_switch_decode_with_their_sample_id),
+		cmocka_unit_test(perfdec_mmap2_and_mmap_decode_the_mapping_and_its_file),
 		cmocka_unit_test(perfdec_refuses_unknown_sample_bits_and_duplicate_ids),
 		cmocka_unit_test(perf_ring_record_wrapping_the_end_is_reassembled),
 		cmocka_unit_test(perfdec_mutated_records_never_crash_the_decoder),

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vperf export [-i DIR] --to FORMAT -o FILE [-e EVENT]
+ *
+ * A recording's samples for other tools (docs/report.md): collapsed stacks for flame graphs,
+ * pprof profiles, and a timeline for trace viewers (chrome: the Trace Event Format).  The
+ * formats are profiler/export/'s table; this file parses, opens FILE and checks that everything
+ * reached it.  FILE is written beside itself and renamed into place (util/outfile.c), so that a
+ * failed export leaves no half file.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "util/options.h"
+#include "util/outfile.h"
+#include "util/recdir.h"
+#ifdef VPERF_HAVE_REPORT
+#include "export.h"
+#endif
+
+enum { OPT_HELP = 'h', OPT_INPUT = 'i', OPT_OUTPUT = 'o', OPT_EVENT = 'e', OPT_TO = 0x100 };
+
+static const char *const export_synopsis[] = {
+	"vperf export [-i <dir>] --to folded|pprof|chrome -o <file> [-e <event>]",
+	NULL,
+};
+
+static const struct cli_option export_options[] = {
+	{ 'i', "input", "dir", "the recording (default " RECDIR_DEFAULT ")", OPT_INPUT },
+	{ 0, "to", "format", "folded: collapsed stacks, \"comm;root;...;leaf count\" per line, "
+	  "for flamegraph.pl and speedscope; pprof: a gzipped profile.proto for `go tool pprof`, "
+	  "values samples and the event's period; chrome: a timeline in the Trace Event Format's "
+	  "JSON (threads' running slices, CPUs, samples, forks, exits, losses) for Perfetto's UI "
+	  "and chrome://tracing", OPT_TO },
+	{ 'o', "output", "file", "where to write (- for stdout)", OPT_OUTPUT },
+	{ 'e', "event", "event", "which sampled event (default: the recording's first; chrome: "
+	  "all)",
+	  OPT_EVENT },
+	{ 'h', "help", NULL, "show this help", OPT_HELP },
+};
+
+static const struct cli_usage export_usage = {
+	.cmd = "export",
+	.synopsis = export_synopsis,
+	.summary = "Write a recording's samples, with their resolved callchains, in another "
+		   "tool's format: collapsed stacks (folded) or a pprof profile; or the whole "
+		   "recording as a timeline (chrome). Record with `vperf record -g` for whole "
+		   "stacks; without, each stack is the sampled function alone.",
+	.opts = export_options,
+	.nr_opts = sizeof(export_options) / sizeof(export_options[0]),
+	.permute = true,
+};
+
+struct export_opts {
+	const char *dir, *to, *output, *event;
+};
+
+static int parse_opts(struct export_opts *o, int argc, char **argv)
+{
+	struct cli_parser p;
+	int c, status = -1;
+
+	memset(o, 0, sizeof(*o));
+	o->dir = RECDIR_DEFAULT;
+	if (cli_parser__init(&p, &export_usage, argc, argv))
+		return cli_error("export", "out of memory");
+	while ((c = cli_getopt(&p)) != CLI_OPT_END) {
+		switch (c) {
+		case OPT_HELP:
+			cli_usage__print(&export_usage, stdout);
+			status = 0;
+			goto out;
+		case OPT_INPUT:
+			o->dir = p.optarg;
+			break;
+		case OPT_TO:
+			o->to = p.optarg;
+			break;
+		case OPT_OUTPUT:
+			o->output = p.optarg;
+			break;
+		case OPT_EVENT:
+			o->event = p.optarg;
+			break;
+		default:
+			status = VPERF_EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (p.optind < argc)
+		status = cli_usage_error(&export_usage, "unexpected argument '%s' (the recording "
+					 "is given with -i DIR)", argv[p.optind]);
+	else if (!*o->dir)
+		status = cli_usage_error(&export_usage, "-i needs a directory, not an empty name");
+	else if (!o->to)
+		status = cli_usage_error(&export_usage, "--to is missing: folded, pprof or chrome");
+	else if (!o->output || !*o->output)
+		status = cli_usage_error(&export_usage, "-o FILE is missing (- for stdout)");
+out:
+	cli_parser__exit(&p);
+	return status;
+}
+
+#ifdef VPERF_HAVE_REPORT
+static int export(const struct export_opts *o)
+{
+	const struct vperf_export_format *fmt = vperf_export_find(o->to);
+	char why[512] = "", names[256] = "";
+	struct vperf_report *r = NULL;
+	struct outfile out;
+	int event, err, status;
+
+	for (size_t i = 0, off = 0; i < vperf_export_nr_formats && off < sizeof(names); i++)
+		off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "",
+					vperf_export_formats[i].name);
+	if (!fmt)
+		return cli_usage_error(&export_usage, "--to %s: not a format this vperf writes "
+				       "(%s)", o->to, names);
+	status = outfile_open(&out, "export", o->output);
+	if (status)
+		return status;
+	event = fmt->timeline ? -1 : 0;	/* a timeline: every event's samples */
+	err = vperf_report__open(o->dir, &r, why, sizeof(why));
+	if (err) {
+		status = cli_error("export", "%s: %s", o->dir, why);
+		goto out_file;
+	}
+	if (o->event) {
+		event = vperf_report__event(r, o->event);
+		if (event < 0) {
+			status = cli_error("export", "-e %s: %s has no samples of that event (it "
+					   "has: %s)", o->event, o->dir,
+					   r->event_list ? r->event_list : "");
+			goto out_file;
+		}
+	} else if (!r->nr_events && !fmt->timeline) {
+		status = cli_error("export", "%s has no samples", o->dir);
+		goto out_file;
+	}
+	err = fmt->write(r, event, out.f, why, sizeof(why));
+	if (err)
+		status = cli_error("export", "writing %s: %s", o->output, why);
+out_file:
+	vperf_report__delete(r);
+	return outfile_close(&out, status);
+}
+#endif
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_opts o;
+	int status = parse_opts(&o, argc, argv);
+
+	if (status >= 0)
+		return status;
+#ifdef VPERF_HAVE_REPORT
+	return export(&o);
+#else
+	return cli_error("export", "this vperf was built without libbabeltrace2 or libelf "
+			 "(Debian libbabeltrace2-dev, libelf-dev: scripts/install-deps.sh): it "
+			 "cannot read %s", o.dir);
+#endif
+}

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+/* One event's samples grouped by the --sort keys, most period first (report.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+const char *const vperf_report_key_names[VPERF_REPORT_NR_KEYS] = {
+	"symbol", "dso", "tid", "pid", "comm", "layer",
+};
+
+int vperf_report_keys_parse(const char *list, enum vperf_report_key *keys, size_t max,
+			    size_t *nr, char *why, size_t why_len)
+{
+	const char *p = list;
+
+	*nr = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int k = -1;
+
+		for (int i = 0; i < VPERF_REPORT_NR_KEYS; i++)
+			if (strlen(vperf_report_key_names[i]) == len &&
+			    !strncmp(p, vperf_report_key_names[i], len))
+				k = i;
+		if (len == 6 && !strncmp(p, "thread", 6))
+			k = VPERF_REPORT_KEY_TID;
+		if (k < 0 || *nr == max) {
+			snprintf(why, why_len, k < 0 ? "unknown sort key '%.*s' (the keys: "
+				 "symbol, dso, thread or tid, pid, comm, layer)" :
+				 "too many sort keys ('%.*s')", (int)len, p);
+			return -EINVAL;
+		}
+		keys[(*nr)++] = (enum vperf_report_key)k;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (!*nr) {
+		snprintf(why, why_len, "no sort key given");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- keys ---- */
+
+/* A string of the histogram's own (tid, pid), interned in owned. */
+static const char *owned_str(struct vperf_report_hist *h, struct vperf_report_strtab *t,
+			     const char *s)
+{
+	size_t idx;
+	bool added;
+	char **n;
+
+	if (vperf_report_strtab__get(t, s, h->nr_owned, &idx, &added))
+		return NULL;
+	if (!added)
+		return h->owned[idx];
+	n = realloc(h->owned, (h->nr_owned + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	h->owned = n;
+	h->owned[h->nr_owned] = strdup(s);
+	return h->owned[h->nr_owned] ? h->owned[h->nr_owned++] : NULL;
+}
+
+static const char *key_of(struct vperf_report *r, struct vperf_report_hist *h,
+			  struct vperf_report_strtab *own, const struct vperf_report_sample *s,
+			  enum vperf_report_key k)
+{
+	const struct vperf_report_frame *f = s->nr_frames ? vperf_report__frame(r, s->frame) : NULL;
+	char num[32];
+
+	switch (k) {
+	case VPERF_REPORT_KEY_SYMBOL:
+		return f ? f->sym : VPERF_REPORT_UNKNOWN;
+	case VPERF_REPORT_KEY_DSO:
+		return f ? f->dso : VPERF_REPORT_UNKNOWN;
+	case VPERF_REPORT_KEY_TID:
+	case VPERF_REPORT_KEY_PID:
+		snprintf(num, sizeof(num), "%u", k == VPERF_REPORT_KEY_TID ? s->tid : s->pid);
+		return owned_str(h, own, num);
+	case VPERF_REPORT_KEY_COMM:
+		return r->strings[s->comm];
+	case VPERF_REPORT_KEY_LAYER:
+		return s->layer < 5 ? vperf_report_layer_names[s->layer] : VPERF_REPORT_UNKNOWN;
+	default:
+		return VPERF_REPORT_UNKNOWN;
+	}
+}
+
+/* The sample's frames' names joined by '\n' (a chain's identity). */
+static char *chain_key(struct vperf_report *r, const struct vperf_report_sample *s)
+{
+	size_t len = 0, cap = 256;
+	char *k = malloc(cap), buf[512];
+
+	if (!k)
+		return NULL;
+	k[0] = 0;
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		const char *n = vperf_report__frame_name(r, s->frame + i, buf, sizeof(buf));
+		size_t l = strlen(n);
+
+		if (len + l + 2 > cap) {
+			char *g;
+
+			while (len + l + 2 > cap)
+				cap *= 2;
+			g = realloc(k, cap);
+			if (!g) {
+				free(k);
+				return NULL;
+			}
+			k = g;
+		}
+		memcpy(k + len, n, l);
+		len += l;
+		k[len++] = '\n';
+		k[len] = 0;
+	}
+	return k;
+}
+
+static int add_chain(struct vperf_report *r, struct vperf_report_row *row,
+		     struct vperf_report_strtab *t, size_t sample)
+{
+	const struct vperf_report_sample *s = &r->samples[sample];
+	char *key = chain_key(r, s);
+	size_t idx;
+	bool added;
+	int err;
+
+	if (!key)
+		return -ENOMEM;
+	err = vperf_report_strtab__get(t, key, row->nr_chains, &idx, &added);
+	free(key);
+	if (err)
+		return err;
+	if (added) {
+		struct vperf_report_chain *n = realloc(row->chains,
+						       (row->nr_chains + 1) * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		row->chains = n;
+		row->chains[idx] = (struct vperf_report_chain){ .sample = sample };
+		row->nr_chains++;
+	}
+	row->chains[idx].samples++;
+	row->chains[idx].period += s->period;
+	return 0;
+}
+
+static int by_period(const void *a, const void *b)
+{
+	const struct vperf_report_row *x = a, *y = b;
+
+	if (x->period != y->period)
+		return x->period > y->period ? -1 : 1;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	for (int i = 0; i < VPERF_REPORT_NR_KEYS; i++) {
+		int c = strcmp(x->key[i] ? x->key[i] : "", y->key[i] ? y->key[i] : "");
+
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+static int chain_by_period(const void *a, const void *b)
+{
+	const struct vperf_report_chain *x = a, *y = b;
+
+	if (x->period != y->period)
+		return x->period > y->period ? -1 : 1;
+	return x->sample < y->sample ? -1 : x->sample > y->sample;
+}
+
+int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf_report_key *keys,
+			     size_t nr_keys, bool chains, struct vperf_report_hist *h)
+{
+	struct vperf_report_strtab rows = { 0 }, own = { 0 }, *ct = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	memset(h, 0, sizeof(*h));
+	h->event = event;
+	h->nr_keys = nr_keys < VPERF_REPORT_NR_KEYS ? nr_keys : VPERF_REPORT_NR_KEYS;
+	memcpy(h->keys, keys, h->nr_keys * sizeof(*keys));
+	for (size_t i = 0; i < r->nr_samples && !err; i++) {
+		const struct vperf_report_sample *s = &r->samples[i];
+		const struct vperf_report_frame *leaf;
+		const char *key[VPERF_REPORT_NR_KEYS] = { 0 };
+		char tuple[4096];
+		size_t off = 0, idx;
+		bool added;
+
+		if ((int)s->event != event)
+			continue;
+		leaf = s->nr_frames ? vperf_report__frame(r, s->frame) : NULL;
+		h->samples++;
+		h->period += s->period;
+		if (!leaf || !leaf->found)
+			h->unresolved++;
+		for (size_t k = 0; k < h->nr_keys; k++) {
+			key[k] = key_of(r, h, &own, s, h->keys[k]);
+			if (!key[k]) {
+				err = -ENOMEM;
+				break;
+			}
+			off += (size_t)snprintf(tuple + off, sizeof(tuple) - off, "%s\n", key[k]);
+			if (off >= sizeof(tuple))
+				off = sizeof(tuple) - 1;
+		}
+		if (err)
+			break;
+		/* a symbol's row is also its DSO's: "main" of two programs are two rows */
+		if (leaf)
+			snprintf(tuple + off, sizeof(tuple) - off, "%s", leaf->dso);
+		err = vperf_report_strtab__get(&rows, tuple, h->nr_rows, &idx, &added);
+		if (err)
+			break;
+		if (added) {
+			struct vperf_report_row *row;
+			struct vperf_report_strtab *n;
+
+			if (h->nr_rows == cap) {
+				size_t c = cap ? 2 * cap : 64;
+				struct vperf_report_row *g = realloc(h->rows, c * sizeof(*g));
+
+				n = realloc(ct, c * sizeof(*n));
+				if (n)
+					ct = n;
+				if (g)
+					h->rows = g;
+				if (!g || !n) {
+					err = -ENOMEM;
+					break;
+				}
+				cap = c;
+			}
+			row = &h->rows[h->nr_rows];
+			memset(row, 0, sizeof(*row));
+			memset(&ct[h->nr_rows], 0, sizeof(*ct));
+			memcpy(row->key, key, sizeof(key));
+			row->kernel = leaf && leaf->kernel;
+			row->dso = leaf ? leaf->dso : VPERF_REPORT_UNKNOWN;
+			h->nr_rows++;
+		}
+		h->rows[idx].samples++;
+		h->rows[idx].period += s->period;
+		if (chains)
+			err = add_chain(r, &h->rows[idx], &ct[idx], i);
+	}
+	for (size_t i = 0; ct && i < h->nr_rows; i++)
+		vperf_report_strtab__exit(&ct[i]);
+	free(ct);
+	vperf_report_strtab__exit(&rows);
+	vperf_report_strtab__exit(&own);
+	if (err) {
+		vperf_report_hist__exit(h);
+		return err;
+	}
+	for (size_t i = 0; i < h->nr_rows; i++)
+		qsort(h->rows[i].chains, h->rows[i].nr_chains, sizeof(*h->rows[i].chains),
+		      chain_by_period);
+	qsort(h->rows, h->nr_rows, sizeof(*h->rows), by_period);
+	return 0;
+}
+
+void vperf_report_hist__exit(struct vperf_report_hist *h)
+{
+	for (size_t i = 0; i < h->nr_rows; i++)
+		free(h->rows[i].chains);
+	free(h->rows);
+	for (size_t i = 0; i < h->nr_owned; i++)
+		free(h->owned[i]);
+	free(h->owned);
+	memset(h, 0, sizeof(*h));
+}

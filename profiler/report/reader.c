@@ -1,0 +1,901 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A recording read back with libbabeltrace2 (report.h): source.ctf.fs on the directory, the
+ * muxer putting every stream's events in time order, and a simple sink of ours that keeps the
+ * samples and follows each process's address space (mmap, exec, fork) and each thread's name
+ * (exec, comm, fork) as they were when each sample was taken.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <babeltrace2/babeltrace.h>
+
+#include "report.h"
+
+#define KERNEL_START	0xffff800000000000ull	/* x86-64: kernel addresses from here */
+#define MAX_METADATA	(64u << 20)
+
+const char *const vperf_report_layer_names[5] = {
+	"host_kernel", "vmm", "guest_kernel", "guest_user", "host_user",
+};
+
+const char *const vperf_report_ev_names[VPERF_REPORT_NR_EV_KINDS] = {
+	"switch_in", "switch_out", "sched_switch", "wakeup", "fork", "exec", "exit", "lost",
+	"marker", "vmm_exit",
+};
+
+#define LAYER_GUEST_KERNEL	2
+#define LAYER_GUEST_USER	3
+#define LAYER_VMM		1
+
+static bool guest_layer(uint8_t layer)
+{
+	return layer == LAYER_GUEST_KERNEL || layer == LAYER_GUEST_USER;
+}
+
+/* A process's address space now: the maps it has (indices into r->maps), newest last. */
+struct space {
+	uint32_t pid;
+	int32_t *maps;
+	size_t nr, cap;
+};
+
+struct sink {
+	struct vperf_report *r;
+	struct space *spaces;
+	size_t nr_spaces;
+	size_t cap_samples, cap_frames, cap_maps, cap_ksyms, cap_threads, cap_tlevs;
+	bool env_read;
+	int err;			/* -ENOMEM, or -EIO with why */
+	char why[256];
+};
+
+static int fail(char *why, size_t len, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char *why, size_t len, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && len) {
+		va_start(ap, fmt);
+		vsnprintf(why, len, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+/* Grow *arr (of *cap elements of size) to hold n + 1. */
+static int grow(void *arr, size_t *cap, size_t n, size_t size)
+{
+	void **p = arr;
+	size_t c;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? 2 * *cap : 64;
+	q = realloc(*p, c * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static int intern(struct vperf_report *r, const char *s, uint32_t *idx)
+{
+	size_t cap = r->nr_strings;
+	char **n;
+
+	for (size_t i = r->nr_strings; i-- > 0;)	/* few: the threads' names */
+		if (!strcmp(r->strings[i], s)) {
+			*idx = (uint32_t)i;
+			return 0;
+		}
+	n = realloc(r->strings, (cap + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	r->strings = n;
+	r->strings[r->nr_strings] = strdup(s);
+	if (!r->strings[r->nr_strings])
+		return -ENOMEM;
+	*idx = (uint32_t)r->nr_strings++;
+	return 0;
+}
+
+static struct space *space_of(struct sink *k, uint32_t pid, bool create)
+{
+	struct space *n;
+
+	for (size_t i = 0; i < k->nr_spaces; i++)
+		if (k->spaces[i].pid == pid)
+			return &k->spaces[i];
+	if (!create)
+		return NULL;
+	n = realloc(k->spaces, (k->nr_spaces + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	k->spaces = n;
+	n = &k->spaces[k->nr_spaces++];
+	memset(n, 0, sizeof(*n));
+	n->pid = pid;
+	return n;
+}
+
+static int space_add(struct space *s, int32_t map)
+{
+	if (grow(&s->maps, &s->cap, s->nr, sizeof(*s->maps)))
+		return -ENOMEM;
+	s->maps[s->nr++] = map;
+	return 0;
+}
+
+/* The thread tid of the guest or the host (threads' index), made if create; -1 if not there. */
+static int32_t thread_of(struct sink *k, bool guest, uint32_t tid, bool create)
+{
+	struct vperf_report *r = k->r;
+	struct vperf_report_thread *n;
+
+	for (size_t i = r->nr_threads; i-- > 0;)
+		if (r->threads[i].tid == tid && r->threads[i].guest == guest)
+			return (int32_t)i;
+	if (!create || grow(&r->threads, &k->cap_threads, r->nr_threads, sizeof(*n)))
+		return -1;
+	n = &r->threads[r->nr_threads];
+	memset(n, 0, sizeof(*n));
+	n->tid = tid;
+	n->guest = guest;
+	n->comm = UINT32_MAX;
+	return (int32_t)r->nr_threads++;
+}
+
+/* The map of pid's address space holding ip now, or -1. */
+static int32_t map_of(struct sink *k, uint32_t pid, uint64_t ip)
+{
+	struct space *s = space_of(k, pid, false);
+
+	if (!s)
+		return -1;
+	for (size_t i = s->nr; i-- > 0;) {	/* a newer mapping covers an older one */
+		const struct vperf_report_map *m = &k->r->maps[s->maps[i]];
+
+		if (ip - m->start < m->len)
+			return s->maps[i];
+	}
+	return -1;
+}
+
+/* ---- fields ---- */
+
+static const bt_field *member(const bt_field *st, const char *name)
+{
+	return st ? bt_field_structure_borrow_member_field_by_name_const(st, name) : NULL;
+}
+
+static uint64_t u64_of(const bt_field *f)
+{
+	bt_field_class_type t;
+
+	if (!f)
+		return 0;
+	t = bt_field_get_class_type(f);
+	if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
+		return bt_field_integer_unsigned_get_value(f);
+	if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
+		return (uint64_t)bt_field_integer_signed_get_value(f);
+	return 0;
+}
+
+static const char *str_of(const bt_field *f)
+{
+	if (!f || !bt_field_class_type_is(bt_field_get_class_type(f), BT_FIELD_CLASS_TYPE_STRING))
+		return "";
+	return bt_field_string_get_value(f);
+}
+
+static uint64_t seq_len(const bt_field *f)
+{
+	if (!f || !bt_field_class_type_is(bt_field_get_class_type(f), BT_FIELD_CLASS_TYPE_ARRAY))
+		return 0;
+	return bt_field_array_get_length(f);
+}
+
+static uint64_t seq_at(const bt_field *f, uint64_t i)
+{
+	return u64_of(bt_field_array_borrow_element_field_by_index_const(f, i));
+}
+
+/* ---- events ---- */
+
+static void read_env(struct sink *k, const bt_event *ev)
+{
+	const bt_trace *t = bt_stream_borrow_trace_const(bt_event_borrow_stream_const(ev));
+	const bt_value *v;
+
+	k->env_read = true;
+	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "callchains");
+	if (v && bt_value_is_string(v))
+		k->r->callchains = !strcmp(bt_value_string_get(v), "1");
+	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "kernel_symbols");
+	if (v && bt_value_is_string(v))
+		k->r->ksyms_note = strdup(bt_value_string_get(v));
+	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "vm_name");
+	if (v && bt_value_is_string(v))
+		k->r->vm_name = strdup(bt_value_string_get(v));
+	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "events");
+	if (v && bt_value_is_string(v))
+		k->r->event_list = strdup(bt_value_string_get(v));
+}
+
+/* The event a sample was taken on: its sample_event label, else the recording's one event. */
+static int sample_event(struct sink *k, const bt_field *f, uint32_t *idx)
+{
+	struct vperf_report *r = k->r;
+	const char *name = r->event_list && *r->event_list ? r->event_list : "sample";
+	bt_field_class_enumeration_mapping_label_array labels;
+	uint64_t n = 0;
+	char **e;
+
+	if (f && bt_field_class_type_is(bt_field_get_class_type(f),
+					BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION) &&
+	    bt_field_enumeration_unsigned_get_mapping_labels(f, &labels, &n) ==
+	    BT_FIELD_ENUMERATION_GET_MAPPING_LABELS_STATUS_OK && n)
+		name = labels[0];
+	for (size_t i = 0; i < r->nr_events; i++)
+		if (!strcmp(r->events[i], name)) {
+			*idx = (uint32_t)i;
+			return 0;
+		}
+	e = realloc(r->events, (r->nr_events + 1) * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	r->events = e;
+	e[r->nr_events] = strdup(name);
+	if (!e[r->nr_events])
+		return -ENOMEM;
+	*idx = (uint32_t)r->nr_events++;
+	return 0;
+}
+
+static int add_frame(struct sink *k, uint32_t pid, uint64_t ip, bool ret)
+{
+	struct vperf_report *r = k->r;
+	struct vperf_report_frame *f;
+
+	if (grow(&r->frames, &k->cap_frames, r->nr_frames, sizeof(*r->frames)))
+		return -ENOMEM;
+	f = &r->frames[r->nr_frames++];
+	memset(f, 0, sizeof(*f));
+	f->ip = ip;
+	f->ret = ret && ip;
+	f->kernel = ip >= KERNEL_START;
+	f->map = f->kernel ? -1 : map_of(k, pid, ip);
+	if (!f->kernel && f->map < 0)
+		r->nr_unmapped++;
+	return 0;
+}
+
+static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t layer,
+		       uint32_t cpu)
+{
+	struct vperf_report *r = k->r;
+	struct vperf_report_sample *s;
+	const bt_field *chain = member(p, "callchain"), *vals = member(p, "values");
+	uint64_t ip = u64_of(member(p, "ip")), n = seq_len(chain);
+	struct vperf_report_thread *t;
+	int err;
+
+	if (grow(&r->samples, &k->cap_samples, r->nr_samples, sizeof(*r->samples)))
+		return -ENOMEM;
+	s = &r->samples[r->nr_samples];
+	memset(s, 0, sizeof(*s));
+	s->ts = ts;
+	s->layer = layer;
+	s->cpu = cpu;
+	s->pid = (uint32_t)u64_of(member(p, "pid"));
+	s->tid = (uint32_t)u64_of(member(p, "tid"));
+	/* vperf record: values[0] is the period; vm record's trace sampler: counts[0] */
+	if (!vals && u64_of(member(p, "counts_are")) == 1)
+		vals = member(p, "counts");
+	s->period = seq_len(vals) ? seq_at(vals, 0) : 1;
+	err = sample_event(k, member(p, "sample_event"), &s->event);
+	if (err)
+		return err;
+	s->thread = thread_of(k, guest_layer(layer), s->tid, true);
+	if (s->thread < 0)
+		return -ENOMEM;
+	t = &r->threads[s->thread];
+	if (!t->pid)
+		t->pid = s->pid;
+	t->nr_samples++;
+	if (t->comm == UINT32_MAX) {
+		char name[32];
+
+		snprintf(name, sizeof(name), ":%u", s->tid);	/* perf's name for the nameless */
+		err = intern(r, name, &t->comm);
+		if (err)
+			return err;
+	}
+	s->comm = t->comm;
+	s->frame = r->nr_frames;
+	/* leaf first: the ip, then the callchain (whose first entry is the ip again) */
+	if (!n || seq_at(chain, 0) != ip) {
+		err = add_frame(k, s->pid, ip, false);
+		if (err)
+			return err;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		err = add_frame(k, s->pid, seq_at(chain, i), r->nr_frames > s->frame);
+		if (err)
+			return err;
+	}
+	s->nr_frames = r->nr_frames - s->frame;
+	r->nr_samples++;
+	return 0;
+}
+
+static int take_mmap(struct sink *k, const bt_field *p)
+{
+	struct vperf_report *r = k->r;
+	struct vperf_report_map *m;
+	struct space *s;
+	uint32_t pid = (uint32_t)u64_of(member(p, "pid"));
+
+	if (grow(&r->maps, &k->cap_maps, r->nr_maps, sizeof(*r->maps)))
+		return -ENOMEM;
+	m = &r->maps[r->nr_maps];
+	m->start = u64_of(member(p, "start"));
+	m->len = u64_of(member(p, "len"));
+	m->pgoff = u64_of(member(p, "pgoff"));
+	m->pid = pid;
+	m->elf = -1;
+	m->file = strdup(str_of(member(p, "filename")));
+	s = space_of(k, pid, true);
+	if (!m->file || !s || space_add(s, (int32_t)r->nr_maps)) {
+		free(m->file);
+		return -ENOMEM;
+	}
+	r->nr_maps++;
+	r->nr_mmap_events++;
+	return 0;
+}
+
+static int set_comm(struct sink *k, bool guest, uint32_t tid, const char *comm)
+{
+	int32_t t = thread_of(k, guest, tid, true);
+
+	return t >= 0 ? intern(k->r, comm, &k->r->threads[t].comm) : -ENOMEM;
+}
+
+/* A timeline event (tlevs), 0 or -ENOMEM. */
+static int add_tlev(struct sink *k, uint8_t kind, uint64_t ts, uint8_t layer, uint32_t cpu,
+		    int32_t thread, struct vperf_report_tlev **out)
+{
+	struct vperf_report *r = k->r;
+	struct vperf_report_tlev *e;
+
+	if (grow(&r->tlevs, &k->cap_tlevs, r->nr_tlevs, sizeof(*e)))
+		return -ENOMEM;
+	e = &r->tlevs[r->nr_tlevs++];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->ts = ts;
+	e->layer = layer;
+	e->cpu = cpu;
+	e->thread = thread;
+	e->other = -1;
+	e->str = UINT32_MAX;
+	if (out)
+		*out = e;
+	return 0;
+}
+
+/* The thread tid (pid if known) of the machine layer is in, made if new: index, or -1. */
+static int32_t thread_pid(struct sink *k, uint8_t layer, uint32_t tid, uint32_t pid)
+{
+	int32_t t = thread_of(k, guest_layer(layer), tid, true);
+
+	if (t >= 0 && pid && !k->r->threads[t].pid)
+		k->r->threads[t].pid = pid;
+	return t;
+}
+
+static int take_fork(struct sink *k, const bt_field *p, uint64_t ts, uint8_t layer, uint32_t cpu)
+{
+	uint32_t ppid = (uint32_t)u64_of(member(p, "parent_pid"));
+	uint32_t ptid = (uint32_t)u64_of(member(p, "parent_tid"));
+	uint32_t cpid = (uint32_t)u64_of(member(p, "child_pid"));
+	uint32_t ctid = (uint32_t)u64_of(member(p, "child_tid"));
+	const bt_field *ccomm = member(p, "child_comm");	/* vm record's */
+	bool guest = guest_layer(layer);
+	int32_t pt = thread_of(k, guest, ptid, false), ct = thread_pid(k, layer, ctid, cpid);
+	struct vperf_report_tlev *e;
+	struct space *ps, *cs;
+	int err;
+
+	if (ct < 0 || (pt < 0 && (pt = thread_pid(k, layer, ptid, ppid)) < 0))
+		return -ENOMEM;
+	if (ccomm && *str_of(ccomm)) {
+		err = intern(k->r, str_of(ccomm), &k->r->threads[ct].comm);
+		if (err)
+			return err;
+	} else if (k->r->threads[pt].comm != UINT32_MAX) {
+		k->r->threads[ct].comm = k->r->threads[pt].comm;
+	}
+	err = add_tlev(k, VPERF_REPORT_EV_FORK, ts, layer, cpu, ct, &e);
+	if (err)
+		return err;
+	e->other = pt;
+	if (cpid == ppid || !(ps = space_of(k, ppid, false)))
+		return 0;
+	/* a new process: a copy of its parent's address space */
+	cs = space_of(k, cpid, true);
+	if (!cs)
+		return -ENOMEM;
+	ps = space_of(k, ppid, false);	/* space_of(create) may have moved it */
+	cs->nr = 0;
+	for (size_t i = 0; i < ps->nr; i++)
+		if (space_add(cs, ps->maps[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+/* thread_switch, sched_switch, sched_wakeup: the timeline's scheduling events. */
+static int take_sched(struct sink *k, const char *name, const bt_field *p, uint64_t ts,
+		      uint8_t layer, uint32_t cpu)
+{
+	struct vperf_report *r = k->r;
+	struct vperf_report_tlev *e;
+	int32_t t, o;
+	int err;
+
+	if (!strcmp(name, "thread_switch")) {
+		bool out = u64_of(member(p, "direction")) == 1;
+
+		t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "tid")),
+			       (uint32_t)u64_of(member(p, "pid")));
+		if (t < 0)
+			return -ENOMEM;
+		r->threads[t].switches = true;
+		err = add_tlev(k, out ? VPERF_REPORT_EV_SWITCH_OUT : VPERF_REPORT_EV_SWITCH_IN, ts,
+			       layer, cpu, t, &e);
+		if (!err)
+			e->arg = u64_of(member(p, "preempted"));
+		return err;
+	}
+	if (!strcmp(name, "sched_wakeup")) {
+		t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "tid")), 0);
+		if (t < 0)
+			return -ENOMEM;
+		err = add_tlev(k, VPERF_REPORT_EV_WAKEUP, ts, layer, cpu, t, &e);
+		if (!err)
+			e->arg = u64_of(member(p, "waker_tid"));
+		return err;
+	}
+	/* sched_switch: both threads' names as the kernel had them then, if none yet */
+	t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "prev_tid")), 0);
+	o = thread_pid(k, layer, (uint32_t)u64_of(member(p, "next_tid")), 0);
+	if (t < 0 || o < 0)
+		return -ENOMEM;
+	if (r->threads[t].comm == UINT32_MAX &&
+	    intern(r, str_of(member(p, "prev_comm")), &r->threads[t].comm))
+		return -ENOMEM;
+	if (r->threads[o].comm == UINT32_MAX &&
+	    intern(r, str_of(member(p, "next_comm")), &r->threads[o].comm))
+		return -ENOMEM;
+	err = add_tlev(k, VPERF_REPORT_EV_SCHED_SWITCH, ts, layer, cpu, t, &e);
+	if (!err) {
+		e->other = o;
+		e->arg = u64_of(member(p, "prev_state"));
+	}
+	return err;
+}
+
+/* exec, exit, lost_events, marker, vmm_exit. */
+static int take_other(struct sink *k, const char *name, const bt_field *p, uint64_t ts,
+		      uint8_t layer, uint32_t cpu)
+{
+	struct vperf_report *r = k->r;
+	struct vperf_report_tlev *e;
+	int32_t t = -1;
+	uint8_t kind;
+	int err;
+
+	if (!strcmp(name, "process_exec")) {
+		/* a new program: a new address space (its mmaps follow), and its name */
+		struct space *s = space_of(k, (uint32_t)u64_of(member(p, "pid")), false);
+		const bt_field *comm = member(p, "comm");	/* vm record's; else the filename */
+		uint32_t tid = (uint32_t)u64_of(member(p, "tid"));
+
+		if (s)
+			s->nr = 0;
+		err = set_comm(k, guest_layer(layer), tid,
+			       str_of(comm ? comm : member(p, "filename")));
+		if (err)
+			return err;
+		kind = VPERF_REPORT_EV_EXEC;
+	} else if (!strcmp(name, "process_exit")) {
+		kind = VPERF_REPORT_EV_EXIT;
+	} else if (!strcmp(name, "lost_events")) {
+		r->lost += u64_of(member(p, "count"));
+		kind = VPERF_REPORT_EV_LOST;
+	} else if (!strcmp(name, "marker")) {
+		kind = VPERF_REPORT_EV_MARKER;
+	} else if (!strcmp(name, "vmm_exit")) {
+		kind = VPERF_REPORT_EV_VMM_EXIT;
+		cpu = (uint32_t)u64_of(member(p, "vcpu"));
+	} else {
+		return 0;
+	}
+	if (member(p, "tid") && kind != VPERF_REPORT_EV_VMM_EXIT) {
+		t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "tid")),
+			       (uint32_t)u64_of(member(p, "pid")));
+		if (t < 0)
+			return -ENOMEM;
+	}
+	err = add_tlev(k, kind, ts, layer, cpu, t, &e);
+	if (err)
+		return err;
+	switch (kind) {
+	case VPERF_REPORT_EV_EXEC:
+		return intern(r, str_of(member(p, "filename")), &e->str);
+	case VPERF_REPORT_EV_EXIT:
+		e->arg = u64_of(member(p, "exit_code"));
+		return 0;
+	case VPERF_REPORT_EV_LOST:
+		e->arg = u64_of(member(p, "count"));
+		return 0;
+	case VPERF_REPORT_EV_MARKER:
+		e->arg = u64_of(member(p, "value"));
+		e->arg2 = u64_of(member(p, "kind"));
+		return intern(r, str_of(member(p, "name")), &e->str);
+	default:
+		e->arg = u64_of(member(p, "duration_ns"));
+		e->arg2 = u64_of(member(p, "reason"));
+		return intern(r, str_of(member(p, "reason_name")), &e->str);
+	}
+}
+
+static int take_ksym(struct sink *k, const bt_field *p)
+{
+	struct vperf_report *r = k->r;
+	char *name, *mod;
+
+	if (grow(&r->ksyms, &k->cap_ksyms, r->nr_ksyms, sizeof(*r->ksyms)))
+		return -ENOMEM;
+	name = strdup(str_of(member(p, "name")));
+	mod = strdup(str_of(member(p, "module")));
+	if (!name || !mod) {
+		free(name);
+		free(mod);
+		return -ENOMEM;
+	}
+	r->ksyms[r->nr_ksyms].addr = u64_of(member(p, "addr"));
+	r->ksyms[r->nr_ksyms].size = u64_of(member(p, "size"));
+	r->ksyms[r->nr_ksyms].name = name;
+	r->ksyms[r->nr_ksyms].module = mod;
+	r->nr_ksyms++;
+	r->have_ksyms = true;
+	return 0;
+}
+
+/* The clock value of ts in ns (the recording's clock is 1 GHz unless its class says else). */
+static uint64_t ns_of(const bt_clock_snapshot *cs)
+{
+	uint64_t v = bt_clock_snapshot_get_value(cs);
+	uint64_t hz = bt_clock_class_get_frequency(bt_clock_snapshot_borrow_clock_class_const(cs));
+
+	if (!hz || hz == 1000000000ull)
+		return v;
+	return (uint64_t)((unsigned __int128)v * 1000000000u / hz);
+}
+
+static int take_event(struct sink *k, const bt_message *msg)
+{
+	const bt_event *ev = bt_message_event_borrow_event_const(msg);
+	const char *name = bt_event_class_get_name(bt_event_borrow_class_const(ev));
+	const bt_field *p = bt_event_borrow_payload_field_const(ev);
+	const bt_packet *pk = bt_event_borrow_packet_const(ev);
+	const bt_field *ctx = pk ? bt_packet_borrow_context_field_const(pk) : NULL;
+	const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
+	uint64_t ts = cs ? ns_of(cs) : 0;
+	uint8_t layer = (uint8_t)u64_of(member(ctx, "layer"));
+	uint32_t cpu = (uint32_t)u64_of(member(ctx, "cpu_id"));
+	struct vperf_report *r = k->r;
+
+	if (!k->env_read)
+		read_env(k, ev);
+	if (!name)
+		return 0;
+	/* the recording's span: kernel symbols are written when it ended, not events in it */
+	if (strcmp(name, "kernel_symbol")) {
+		if (!r->first_ts || ts < r->first_ts)
+			r->first_ts = ts;
+		if (ts > r->last_ts)
+			r->last_ts = ts;
+	}
+	if (!guest_layer(layer) && layer != LAYER_VMM && cpu < 65536 && cpu + 1 > r->nr_cpus)
+		r->nr_cpus = cpu + 1;
+	if (!strcmp(name, "sample"))
+		return take_sample(k, p, ts, layer, cpu);
+	if (!strcmp(name, "mmap"))
+		return take_mmap(k, p);
+	if (!strcmp(name, "comm"))
+		return set_comm(k, guest_layer(layer), (uint32_t)u64_of(member(p, "tid")),
+				str_of(member(p, "comm")));
+	if (!strcmp(name, "process_fork"))
+		return take_fork(k, p, ts, layer, cpu);
+	if (!strcmp(name, "kernel_symbol"))
+		return take_ksym(k, p);
+	if (!strcmp(name, "thread_switch") || !strcmp(name, "sched_switch") ||
+	    !strcmp(name, "sched_wakeup"))
+		return take_sched(k, name, p, ts, layer, cpu);
+	return take_other(k, name, p, ts, layer, cpu);
+}
+
+static bt_graph_simple_sink_component_initialize_func_status sink_init(bt_message_iterator *it,
+								       void *data)
+{
+	(void)it;
+	(void)data;
+	return BT_GRAPH_SIMPLE_SINK_COMPONENT_INITIALIZE_FUNC_STATUS_OK;
+}
+
+static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_message_iterator *it,
+								       void *data)
+{
+	struct sink *k = data;
+	bt_message_array_const msgs;
+	uint64_t n = 0;
+	int err = 0;
+
+	switch (bt_message_iterator_next(it, &msgs, &n)) {
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+		break;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
+	default:
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		if (!err && bt_message_get_type(msgs[i]) == BT_MESSAGE_TYPE_EVENT)
+			err = take_event(k, msgs[i]);
+		bt_message_put_ref(msgs[i]);
+	}
+	if (err) {
+		k->err = err;
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
+	}
+	return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
+}
+
+/* babeltrace2's own account of what failed: its deepest cause. */
+static int bt_fail(char *why, size_t len, const char *what)
+{
+	const bt_error *e = bt_current_thread_take_error();
+	const char *msg = NULL;
+	uint64_t n;
+
+	if (e) {
+		n = bt_error_get_cause_count(e);
+		if (n)
+			msg = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, n - 1));
+		fail(why, len, -EIO, "%s%s%s", what, msg ? ": " : "", msg ? msg : "");
+		bt_error_release(e);
+		return -EIO;
+	}
+	return fail(why, len, -EIO, "%s", what);
+}
+
+/* Is dir a vperf recording: a directory with CTF metadata naming vperf_version? */
+static int check_dir(const char *dir, char *why, size_t len)
+{
+	char path[4096];
+	struct stat st;
+	FILE *f;
+	char *buf;
+	size_t n;
+	bool ours;
+
+	if (stat(dir, &st))
+		return fail(why, len, -errno, "%s", errno == ENOENT ? "no such directory" :
+			    strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return fail(why, len, -ENOTDIR, "not a directory (a recording is one)");
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return fail(why, len, -EINVAL, "not a vperf recording (no CTF metadata file in "
+			    "it%s%s)", errno == ENOENT ? "" : ": ",
+			    errno == ENOENT ? "" : strerror(errno));
+	buf = malloc(MAX_METADATA + 1);
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	n = fread(buf, 1, MAX_METADATA, f);
+	fclose(f);
+	buf[n] = 0;
+	ours = n >= 12 && !memcmp(buf, "/* CTF 1.8 */", 12) && strstr(buf, "vperf_version");
+	free(buf);
+	if (!ours)
+		return fail(why, len, -EINVAL, "not a vperf recording (its metadata is not a vperf "
+			    "CTF trace's)");
+	return 0;
+}
+
+/* source.ctf.fs -> filter.utils.muxer -> our sink, run to the end. */
+static int run_graph(const char *dir, struct sink *k, char *why, size_t len)
+{
+	const bt_plugin *ctf = NULL, *utils = NULL;
+	const bt_component_class_source *fs_cls;
+	const bt_component_class_filter *mux_cls;
+	const bt_component_source *src;
+	const bt_component_filter *mux;
+	const bt_component_sink *snk;
+	bt_value *params = NULL, *inputs;
+	bt_graph *g;
+	bt_graph_run_status rs;
+	uint64_t nports;
+	int err = -EIO;
+
+	g = bt_graph_create(0);
+	if (!g)
+		return -ENOMEM;
+	if (bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) !=
+	    BT_PLUGIN_FIND_STATUS_OK ||
+	    bt_plugin_find("utils", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_TRUE, &utils) !=
+	    BT_PLUGIN_FIND_STATUS_OK) {
+		err = bt_fail(why, len, "babeltrace2's ctf and utils plugins were not found "
+			      "(Debian package libbabeltrace2-0)");
+		goto out_plugins;
+	}
+	fs_cls = bt_plugin_borrow_source_component_class_by_name_const(ctf, "fs");
+	mux_cls = bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer");
+	params = bt_value_map_create();
+	if (!fs_cls || !mux_cls || !params ||
+	    bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) ||
+	    bt_value_array_append_string_element(inputs, dir)) {
+		err = fs_cls && mux_cls ? -ENOMEM : fail(why, len, -EIO, "babeltrace2 has no "
+							 "source.ctf.fs or filter.utils.muxer");
+		goto out_plugins;
+	}
+	if (bt_graph_add_source_component(g, fs_cls, "src", params, BT_LOGGING_LEVEL_NONE, &src)) {
+		err = bt_fail(why, len, "babeltrace2 cannot read it");
+		goto out_plugins;
+	}
+	if (bt_graph_add_filter_component(g, mux_cls, "mux", NULL, BT_LOGGING_LEVEL_NONE, &mux) ||
+	    bt_graph_add_simple_sink_component(g, "vperf", sink_init, sink_consume, NULL, k,
+					       &snk)) {
+		err = bt_fail(why, len, "setting up babeltrace2");
+		goto out_plugins;
+	}
+	nports = bt_component_source_get_output_port_count(src);
+	for (uint64_t i = 0; i < nports; i++) {
+		/* the muxer makes a new input port each time one is connected */
+		const bt_port_output *o;
+		const bt_port_input *in;
+
+		o = bt_component_source_borrow_output_port_by_index_const(src, i);
+		in = bt_component_filter_borrow_input_port_by_index_const(mux, i);
+		if (bt_graph_connect_ports(g, o, in, NULL)) {
+			err = bt_fail(why, len, "setting up babeltrace2");
+			goto out_plugins;
+		}
+	}
+	if (bt_graph_connect_ports(g, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
+				   bt_component_sink_borrow_input_port_by_index_const(snk, 0),
+				   NULL)) {
+		err = bt_fail(why, len, "setting up babeltrace2");
+		goto out_plugins;
+	}
+	do
+		rs = bt_graph_run(g);
+	while (rs == BT_GRAPH_RUN_STATUS_AGAIN);
+	if (k->err) {
+		bt_current_thread_clear_error();
+		err = k->err;
+	} else if (rs != BT_GRAPH_RUN_STATUS_OK) {
+		err = bt_fail(why, len, "babeltrace2 could not read it");
+	} else {
+		err = 0;
+	}
+out_plugins:
+	bt_value_put_ref(params);
+	bt_plugin_put_ref(ctf);
+	bt_plugin_put_ref(utils);
+	bt_graph_put_ref(g);
+	return err;
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct vperf_report_sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int vperf_report__open(const char *dir, struct vperf_report **out, char *why, size_t why_len)
+{
+	struct vperf_report *r;
+	struct sink k = { 0 };
+	int err;
+
+	*out = NULL;
+	err = check_dir(dir, why, why_len);
+	if (err)
+		return err;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->dir = strdup(dir);
+	if (!r->dir) {
+		err = -ENOMEM;
+		goto out_report;
+	}
+	k.r = r;
+	err = run_graph(dir, &k, why, why_len);
+	if (err)
+		goto out_report;
+	qsort(r->ksyms, r->nr_ksyms, sizeof(*r->ksyms), ksym_cmp);
+	*out = r;
+	goto out_sink;
+
+out_report:
+	vperf_report__delete(r);
+out_sink:
+	for (size_t i = 0; i < k.nr_spaces; i++)
+		free(k.spaces[i].maps);
+	free(k.spaces);
+	if (err == -ENOMEM)
+		fail(why, why_len, err, "out of memory");
+	return err;
+}
+
+void vperf_report__delete(struct vperf_report *r)
+{
+	if (!r)
+		return;
+	free(r->dir);
+	free(r->samples);
+	free(r->frames);
+	for (size_t i = 0; i < r->nr_maps; i++)
+		free(r->maps[i].file);
+	free(r->maps);
+	for (size_t i = 0; i < r->nr_elfs; i++)
+		vperf_report_elf__exit(&r->elfs[i]);
+	free(r->elfs);
+	for (size_t i = 0; i < r->nr_ksyms; i++) {
+		free((char *)r->ksyms[i].name);
+		free((char *)r->ksyms[i].module);
+	}
+	free(r->ksyms);
+	for (size_t i = 0; i < r->nr_strings; i++)
+		free(r->strings[i]);
+	free(r->strings);
+	for (size_t i = 0; i < r->nr_events; i++)
+		free(r->events[i]);
+	free(r->events);
+	free(r->event_list);
+	free(r->ksyms_note);
+	free(r->tlevs);
+	free(r->threads);
+	free(r->vm_name);
+	free(r);
+}
+
+int vperf_report__event(const struct vperf_report *r, const char *name)
+{
+	for (size_t i = 0; i < r->nr_events; i++)
+		if (!strcmp(r->events[i], name))
+			return (int)i;
+	return -1;
+}

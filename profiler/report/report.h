@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vperf_report: a recording read back for reports (docs/report.md): its samples with each
+ * frame's symbol, and the histograms `vperf report` prints and `vperf export` writes.
+ *
+ *	struct vperf_report *r;
+ *	if (vperf_report__open(dir, &r, why, sizeof(why)))		// babeltrace2 reads dir
+ *		fail(why);
+ *	for (size_t i = 0; i < r->nr_samples; i++)
+ *		for (each frame f of sample i)
+ *			vperf_report__frame(r, f)->sym ...	// resolved once, cached
+ *	vperf_report__delete(r);
+ *
+ * The recording is read with libbabeltrace2 (source.ctf.fs, filter.utils.muxer, and a sink of
+ * ours that keeps what a report needs).  User-space frames resolve through the recording's
+ * mmap events to the ELF symbols of the files they name (libelf), kernel frames through its
+ * kernel_symbol events.  Analyses read the recording, and the executables and libraries it
+ * names (as perf report does): a file rebuilt since the recording gives wrong names.
+ *
+ * 0 or a negative errno everywhere; a library function never prints.
+ */
+#ifndef VPERF_REPORT_H
+#define VPERF_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VPERF_REPORT_UNKNOWN	"[unknown]"
+#define VPERF_REPORT_KERNEL_DSO	"[kernel.kallsyms]"
+/* An unknown frame's name where its DSO has no column of its own: "[unknown] in libc.so.6" */
+#define VPERF_REPORT_UNKNOWN_IN	VPERF_REPORT_UNKNOWN " in %s"
+
+/* Layers (the recording's packet context `layer`, docs/recording.md section 3). */
+extern const char *const vperf_report_layer_names[5];
+
+/* ---- symbols ----------------------------------------------------------- */
+
+/* One function: [addr, addr + size) in its file's virtual addresses (or the kernel's). */
+struct vperf_report_sym {
+	uint64_t addr, size;
+	const char *name;
+	const char *module;		/* kernel symbols: "" (the kernel) or "[kvm]"; else NULL */
+};
+
+/* The function symbols of an ELF file (.symtab, else .dynsym) and its loadable segments. */
+struct vperf_report_elf {
+	char *path;
+	int err;			/* 0: loaded; else why it could not be (-ENOENT...) */
+	struct vperf_report_sym *syms;	/* sorted by addr, no overlaps */
+	size_t nr_syms;
+	char *strings;			/* the names */
+	struct vperf_report_seg {
+		uint64_t offset, vaddr, filesz;
+	} *segs;
+	size_t nr_segs;
+};
+
+/* Load path's symbols: 0, or -errno (-ENOENT, -EACCES, -ENOEXEC: not ELF, -ENOMEM). */
+int vperf_report_elf__load(struct vperf_report_elf *e, const char *path)
+	__attribute__((warn_unused_result));
+void vperf_report_elf__exit(struct vperf_report_elf *e);
+
+/* The virtual address of a file offset (in a PT_LOAD segment); false if in none. */
+bool vperf_report_elf__vaddr(const struct vperf_report_elf *e, uint64_t offset, uint64_t *vaddr);
+
+/* The symbol holding addr in syms[0..nr) (sorted, non-overlapping), or NULL. */
+const struct vperf_report_sym *vperf_report_sym_find(const struct vperf_report_sym *syms,
+						     size_t nr, uint64_t addr);
+
+/*
+ * Sort syms by address and give each symbol without a size the room up to the next (last: none);
+ * of symbols at one address the first kept.  Returns the new count.
+ */
+size_t vperf_report_syms_sort(struct vperf_report_sym *syms, size_t nr);
+
+/* ---- a recording ------------------------------------------------------- */
+
+/* A frame: an address in a process (or the kernel) and what it resolved to. */
+struct vperf_report_frame {
+	uint64_t ip;
+	int32_t map;			/* the user mapping it is in, or -1 */
+	bool kernel;
+	bool ret;			/* a caller's return address: looked up at ip - 1,
+					 * inside the call (a call ending a function returns
+					 * past it) */
+	bool resolved;			/* looked up already */
+	bool found;			/* a symbol holds it (else sym is VPERF_REPORT_UNKNOWN) */
+	const char *sym;		/* VPERF_REPORT_UNKNOWN when no symbol holds it */
+	const char *dso;		/* the file's base name, "[kernel.kallsyms]", "[kvm]"... */
+};
+
+struct vperf_report_map {
+	uint64_t start, len, pgoff;
+	uint32_t pid;
+	char *file;
+	int32_t elf;			/* index in elfs, -1 until loaded (or not ELF) */
+};
+
+struct vperf_report_sample {
+	uint64_t ts, period;		/* ts in ns on the recording's clock */
+	uint32_t pid, tid, cpu;
+	int32_t thread;			/* index in threads */
+	uint8_t layer;
+	uint32_t event;			/* index in events */
+	uint32_t comm;			/* index in strings: the thread's name then */
+	size_t frame, nr_frames;	/* frames[frame..+nr): leaf first (the ip, then callers) */
+};
+
+/*
+ * What a timeline needs besides samples (docs/report.md, section 4): scheduling, process life,
+ * losses, markers and VMM exits, in time order.  thread and other are indices in threads (-1:
+ * none); the other fields' meaning is per kind.
+ */
+enum vperf_report_ev_kind {
+	VPERF_REPORT_EV_SWITCH_IN,	/* thread_switch in: thread now runs on cpu */
+	VPERF_REPORT_EV_SWITCH_OUT,	/* thread_switch out; arg: preempted (1) or blocked */
+	VPERF_REPORT_EV_SCHED_SWITCH,	/* sched_switch: thread (prev) out, other (next) in;
+					 * arg: prev_state */
+	VPERF_REPORT_EV_WAKEUP,		/* sched_wakeup: thread woken; arg: the waker's tid */
+	VPERF_REPORT_EV_FORK,		/* process_fork: thread (the child) made by other */
+	VPERF_REPORT_EV_EXEC,		/* process_exec: str the new program */
+	VPERF_REPORT_EV_EXIT,		/* process_exit: arg the exit code (as s64) */
+	VPERF_REPORT_EV_LOST,		/* lost_events on cpu's stream: arg how many */
+	VPERF_REPORT_EV_MARKER,		/* marker: str its name, arg value, arg2 kind (0 begin,
+					 * 1 end, 2 instant) */
+	VPERF_REPORT_EV_VMM_EXIT,	/* vmm_exit of vCPU cpu: arg duration_ns, arg2 reason,
+					 * str reason_name */
+	VPERF_REPORT_NR_EV_KINDS
+};
+
+extern const char *const vperf_report_ev_names[VPERF_REPORT_NR_EV_KINDS];
+
+struct vperf_report_tlev {
+	uint64_t ts;
+	uint64_t arg, arg2;
+	int32_t thread, other;
+	uint32_t cpu;
+	uint32_t str;			/* index in strings, or UINT32_MAX */
+	uint8_t kind, layer;
+};
+
+/*
+ * A thread the recording names.  Guest threads (guest_kernel, guest_user layers) are apart
+ * from the host's: tid 1 of a guest is not the host's tid 1.
+ */
+struct vperf_report_thread {
+	uint32_t tid, pid;		/* pid: 0 if the recording never said */
+	uint32_t comm;			/* index in strings: its last name, UINT32_MAX: none */
+	bool guest;
+	bool switches;			/* it has thread_switch events (its every switch) */
+	uint64_t nr_samples;
+};
+
+struct vperf_report {
+	char *dir;
+	struct vperf_report_sample *samples;
+	size_t nr_samples;
+	struct vperf_report_frame *frames;
+	size_t nr_frames;
+	struct vperf_report_map *maps;
+	size_t nr_maps;
+	struct vperf_report_elf *elfs;
+	size_t nr_elfs;
+	struct vperf_report_sym *ksyms;	/* sorted; names and modules owned */
+	size_t nr_ksyms;
+	char **strings;			/* interned comms */
+	size_t nr_strings;
+	char **events;			/* the sampled events' names (the sample_event labels) */
+	size_t nr_events;
+	char *event_list;		/* the env's `events` */
+	bool callchains;		/* the recording has callchains (env `callchains`) */
+	bool have_ksyms;		/* kernel_symbol events were recorded */
+	char *ksyms_note;		/* the env's `kernel_symbols` */
+	uint64_t lost;			/* lost_events counts, and babeltrace2's discarded events */
+	uint64_t nr_mmap_events, nr_unmapped;	/* user frames in no mapping */
+	struct vperf_report_tlev *tlevs;	/* the timeline's events, in time order */
+	size_t nr_tlevs;
+	struct vperf_report_thread *threads;
+	size_t nr_threads;
+	uint64_t first_ts, last_ts;	/* the first and last event of any kind (ns) */
+	char *vm_name;			/* the env's vm_name: a `vperf vm record` recording */
+	uint32_t nr_cpus;		/* 1 + the highest cpu_id of a host stream */
+	void *priv;
+};
+
+/*
+ * Read the recording in dir.  Errors, with why for a person: -ENOENT (no such directory),
+ * -ENOTDIR, -EINVAL (not a vperf recording: no CTF metadata, or not vperf's), -EIO
+ * (babeltrace2 could not read it: its message), -ENOMEM.
+ */
+int vperf_report__open(const char *dir, struct vperf_report **out, char *why, size_t why_len)
+	__attribute__((warn_unused_result));
+void vperf_report__delete(struct vperf_report *r);
+
+/* Frame i resolved (symbol and DSO looked up on first use, then cached). */
+const struct vperf_report_frame *vperf_report__frame(struct vperf_report *r, size_t i);
+
+/* The index of event name in r->events, or -1. */
+int vperf_report__event(const struct vperf_report *r, const char *name);
+
+/* ---- states ------------------------------------------------------------ */
+
+/* A thread on a CPU (a guest thread: on a vCPU) from start to end (ns). */
+struct vperf_report_slice {
+	uint64_t start, end;
+	int32_t thread;			/* index in threads */
+	uint32_t cpu;
+	bool preempted;			/* it left the CPU runnable (thread_switch says) */
+};
+
+/*
+ * When each thread ran (docs/report.md, section 4): from its thread_switch in/out pairs, or for a
+ * machine (host, guest) whose recording has no thread_switch, from sched_switch pairs.  A
+ * thread_switch out without an in before it starts at the thread's first event (its exec), and a
+ * thread still running at its exit stops there (or at the recording's end); a sched_switch out
+ * without its in is left out (the kernel missed the in).  Sorted by thread, then start.
+ * *out is malloc'd (NULL when none).  0 or -ENOMEM.
+ */
+int vperf_report__running(const struct vperf_report *r, struct vperf_report_slice **out,
+			  size_t *nr) __attribute__((warn_unused_result));
+
+/*
+ * Which threads a timeline shows: those with a running slice, a sample (of event, or any for
+ * -1) or an event of their own (not the idle task, tid 0; not a fork's parent alone).  A
+ * calloc'd array of nr_threads (+ 1) flags, or NULL: out of memory.
+ */
+bool *vperf_report__shown(const struct vperf_report *r, const struct vperf_report_slice *s,
+			  size_t nr, int event);
+
+/* Thread t's name: its comm, or ":tid" (in buf) when the recording never named it. */
+const char *vperf_report__thread_name(const struct vperf_report *r, int32_t t, char *buf,
+				      size_t len);
+
+/* Where a thread lived: from its fork (else the recording's start) to its exit (else end). */
+void vperf_report__lifetime(const struct vperf_report *r, int32_t thread, uint64_t *born,
+			    uint64_t *died);
+
+/* ---- histograms -------------------------------------------------------- */
+
+enum vperf_report_key {
+	VPERF_REPORT_KEY_SYMBOL,
+	VPERF_REPORT_KEY_DSO,
+	VPERF_REPORT_KEY_TID,
+	VPERF_REPORT_KEY_PID,
+	VPERF_REPORT_KEY_COMM,
+	VPERF_REPORT_KEY_LAYER,
+	VPERF_REPORT_NR_KEYS
+};
+
+extern const char *const vperf_report_key_names[VPERF_REPORT_NR_KEYS];
+
+/*
+ * Parse a --sort list ("comm,dso,symbol"; "thread" is tid): 0 with keys[0..*nr), or -EINVAL
+ * with why naming the key not known.
+ */
+int vperf_report_keys_parse(const char *list, enum vperf_report_key *keys, size_t max,
+			    size_t *nr, char *why, size_t why_len);
+
+struct vperf_report_chain {
+	uint64_t samples, period;
+	size_t sample;			/* one sample with this chain (its frames) */
+};
+
+struct vperf_report_row {
+	const char *key[VPERF_REPORT_NR_KEYS];	/* per key of the histogram, in its order */
+	bool kernel;			/* the symbol is a kernel one ([k]) */
+	const char *dso;		/* the DSO of its symbol (rows never mix DSOs) */
+	uint64_t samples, period;
+	struct vperf_report_chain *chains;	/* -g: distinct callchains, most period first */
+	size_t nr_chains;
+};
+
+/* One event's histogram: rows sorted by period (overhead), most first. */
+struct vperf_report_hist {
+	int event;
+	enum vperf_report_key keys[VPERF_REPORT_NR_KEYS];
+	size_t nr_keys;
+	struct vperf_report_row *rows;
+	size_t nr_rows;
+	uint64_t samples, period;
+	uint64_t unresolved;		/* samples whose own frame has no symbol */
+	char **owned;			/* key strings made for rows (tids) */
+	size_t nr_owned;
+};
+
+/*
+ * Build event's histogram over keys; with chains, each row's distinct callchains too.
+ * 0 or -ENOMEM.
+ */
+int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf_report_key *keys,
+			     size_t nr_keys, bool chains, struct vperf_report_hist *h)
+	__attribute__((warn_unused_result));
+void vperf_report_hist__exit(struct vperf_report_hist *h);
+
+/*
+ * A frame's name for stacks (folded, pprof, -g): the symbol, or "[unknown] in dso" so that
+ * unknown frames of different files stay apart (no parentheses: pprof would take them for a
+ * parameter list and drop them).  buf holds it when it has to be made.
+ */
+const char *vperf_report__frame_name(struct vperf_report *r, size_t frame, char *buf, size_t len);
+
+/* ---- a string-keyed table of indices ------------------------------------- */
+
+struct vperf_report_strtab {
+	char **key;
+	size_t *val;
+	size_t cap, nr;
+};
+
+/*
+ * The index kept for key, or val, kept for it from now on, if key was not there (*added says
+ * which).  0 or -ENOMEM.  Zeroed: empty.
+ */
+int vperf_report_strtab__get(struct vperf_report_strtab *t, const char *key, size_t val,
+			     size_t *out, bool *added) __attribute__((warn_unused_result));
+void vperf_report_strtab__exit(struct vperf_report_strtab *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VPERF_REPORT_H */

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/* Function symbols of ELF files (libelf), and lookups by address (report.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct vperf_report_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* at one address: the sized one first (an alias without a size says less) */
+	return (x->size == 0) - (y->size == 0);
+}
+
+size_t vperf_report_syms_sort(struct vperf_report_sym *syms, size_t nr)
+{
+	size_t n = 0;
+
+	if (!nr)
+		return 0;
+	qsort(syms, nr, sizeof(*syms), by_addr);
+	for (size_t i = 0; i < nr; i++) {
+		if (n && syms[n - 1].addr == syms[i].addr)
+			continue;
+		syms[n++] = syms[i];
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t room = i + 1 < n ? syms[i + 1].addr - syms[i].addr : 0;
+
+		/* no size, or one overlapping the next symbol: up to the next one */
+		if (!syms[i].size || (room && syms[i].size > room))
+			syms[i].size = room;
+	}
+	return n;
+}
+
+const struct vperf_report_sym *vperf_report_sym_find(const struct vperf_report_sym *syms,
+						     size_t nr, uint64_t addr)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {		/* the first symbol above addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	if (addr - syms[lo - 1].addr < syms[lo - 1].size)
+		return &syms[lo - 1];
+	return NULL;
+}
+
+bool vperf_report_elf__vaddr(const struct vperf_report_elf *e, uint64_t offset, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < e->nr_segs; i++) {
+		const struct vperf_report_seg *s = &e->segs[i];
+
+		if (offset >= s->offset && offset - s->offset < s->filesz) {
+			*vaddr = offset - s->offset + s->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The PT_LOAD segments (executable or not: a sample's file offset finds its own). */
+static int load_segments(Elf *elf, struct vperf_report_elf *e)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	e->segs = calloc(n ? n : 1, sizeof(*e->segs));
+	if (!e->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		e->segs[e->nr_segs].offset = ph.p_offset;
+		e->segs[e->nr_segs].vaddr = ph.p_vaddr;
+		e->segs[e->nr_segs].filesz = ph.p_filesz;
+		e->nr_segs++;
+	}
+	return 0;
+}
+
+/* The section of type (SHT_SYMTAB or SHT_DYNSYM), or NULL. */
+static Elf_Scn *find_symtab(Elf *elf, Elf64_Word type, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, sh) && sh->sh_type == type && sh->sh_entsize)
+			return scn;
+	return NULL;
+}
+
+static int load_symbols(Elf *elf, struct vperf_report_elf *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_symtab(elf, SHT_SYMTAB, &sh);
+	Elf_Data *data;
+	size_t n, len = 0, off = 0;
+
+	if (!scn)
+		scn = find_symtab(elf, SHT_DYNSYM, &sh);
+	if (!scn)
+		return 0;	/* stripped: every address unknown */
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return 0;
+	n = sh.sh_size / sh.sh_entsize;
+	/* two passes: the names' total length, then copies (the ELF file is closed after) */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+			size_t l;
+
+			if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
+			    !s.st_value || (GELF_ST_TYPE(s.st_info) != STT_FUNC &&
+					    GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC))
+				continue;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			l = strlen(name) + 1;
+			if (!pass) {
+				len += l;
+				e->nr_syms++;
+				continue;
+			}
+			memcpy(e->strings + off, name, l);
+			e->syms[e->nr_syms].addr = s.st_value;
+			e->syms[e->nr_syms].size = s.st_size;
+			e->syms[e->nr_syms].name = e->strings + off;
+			e->nr_syms++;
+			off += l;
+		}
+		if (!pass) {
+			e->syms = calloc(e->nr_syms ? e->nr_syms : 1, sizeof(*e->syms));
+			e->strings = malloc(len ? len : 1);
+			if (!e->syms || !e->strings)
+				return -ENOMEM;
+			e->nr_syms = 0;
+		}
+	}
+	e->nr_syms = vperf_report_syms_sort(e->syms, e->nr_syms);
+	return 0;
+}
+
+int vperf_report_elf__load(struct vperf_report_elf *e, const char *path)
+{
+	Elf *elf;
+	int fd, err;
+
+	memset(e, 0, sizeof(*e));
+	e->path = strdup(path);
+	if (!e->path)
+		return e->err = -ENOMEM;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return e->err = -ENOSYS;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return e->err = -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		err = -ENOEXEC;
+		goto out_elf;
+	}
+	err = load_segments(elf, e);
+	if (!err)
+		err = load_symbols(elf, e);
+out_elf:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (err) {
+		char *p = e->path;
+
+		e->path = NULL;
+		vperf_report_elf__exit(e);
+		e->path = p;
+	}
+	return e->err = err;
+}
+
+void vperf_report_elf__exit(struct vperf_report_elf *e)
+{
+	free(e->path);
+	free(e->syms);
+	free(e->strings);
+	free(e->segs);
+	memset(e, 0, sizeof(*e));
+}

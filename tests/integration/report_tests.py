@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""End-to-end tests of `vperf report` and `vperf export` (docs/report.md): the real binary
+records the known-answer workload `hot3to1` (one thread, hot_a() three times as much CPU time as
+hot_b(); it prints the CPU time each function measured for itself) with `vperf record -F 1000
+-g`, and the report, the folded stacks and the pprof profile (read by `go tool pprof`) must give
+the two functions that ratio.
+
+Usage: report_tests.py --vperf PATH --workloads DIR TEST
+       report_tests.py --list
+
+Each test_<name>() below is one ctest, cli.report_<name> (tests/integration/CMakeLists.txt).
+Exit status: 0 pass, 1 fail, 77 skip (after printing "SKIP: <reason>").
+"""
+
+import csv
+import gzip
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import Skip, Fail, check, need_perf, show  # noqa: E402,F401
+from harness import run, vperf, refused as bad, tmp_path as p  # noqa: E402
+
+VPERF = None
+WORKLOADS = None
+TMP = None
+BT2 = shutil.which("babeltrace2")
+GO = shutil.which("go")
+TOLERANCE = 0.10	# the report's ratio against the one the functions measured
+
+
+def measured(stdout):
+    """hot3to1's own account: {'hot_a': ms, 'hot_b': ms}."""
+    got = dict(re.findall(r"^(hot_[ab]) ([0-9.]+)$", stdout, re.M))
+    check(set(got) == {"hot_a", "hot_b"}, "hot3to1 did not print its CPU times: %r" % stdout)
+    return {k: float(v) for k, v in got.items()}
+
+
+def record_hot(name="rec", b_ms=200):
+    """Record hot3to1 at 1000 Hz with callchains: (dir, the CPU times it measured)."""
+    need_perf()
+    d = p(name)
+    r = vperf("record", "-q", "-g", "-F", "1000", "-o", d, "--", os.path.join(WORKLOADS, "hot3to1"),
+              str(b_ms), timeout=90)
+    check(r.returncode == 0, "vperf record exited %d" % r.returncode)
+    ms = measured(r.stdout)
+    want = ms["hot_a"] / ms["hot_b"]
+    # the workload's own truth first: a machine too loaded to burn 3:1 says nothing about vperf
+    check(2.7 < want < 3.3, "hot3to1 itself measured %.3f:1, not about 3:1" % want)
+    return d, ms
+
+
+def report_csv(d, *extra):
+    r = vperf("report", "-i", d, "-x", ",", *extra)
+    check(r.returncode == 0, "vperf report exited %d" % r.returncode)
+    check(not r.stderr, "vperf report wrote on stderr: %r" % r.stderr)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    check(rows, "no rows")
+    return rows
+
+
+def sample_events(d):
+    """The number of sample events babeltrace2, the reference reader, sees in d."""
+    if not BT2:
+        return None
+    r = subprocess.run([BT2, d], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "babeltrace2 exited %d: %s" % (r.returncode, r.stderr[-2000:]))
+    return sum(1 for line in r.stdout.splitlines() if " sample: " in line)
+
+
+def check_ratio(what, a, b, ms):
+    want = ms["hot_a"] / ms["hot_b"]
+    check(b > 0, "%s: hot_b has no samples" % what)
+    got = a / b
+    print("%s: hot_a %d, hot_b %d samples: %.3f:1; the functions measured %.1f and %.1f ms: "
+          "%.3f:1 (within %d%% wanted)" % (what, a, b, got, ms["hot_a"], ms["hot_b"], want,
+                                            TOLERANCE * 100))
+    check(abs(got / want - 1) <= TOLERANCE, "%s: %.3f:1 is not within %d%% of %.3f:1"
+          % (what, got, TOLERANCE * 100, want))
+    return got
+
+
+def test_sort_symbol_csv_gives_hot_a_and_hot_b_3_to_1():
+    d, ms = record_hot()
+    rows = report_csv(d, "--sort", "symbol")
+    check(list(rows[0]) == ["event", "overhead", "samples", "period", "symbol"],
+          "CSV header %r" % list(rows[0]))
+    by = {r["symbol"]: r for r in rows}
+    check("hot_a" in by and "hot_b" in by, "hot_a or hot_b missing: %r" % list(by))
+    a, b = int(by["hot_a"]["samples"]), int(by["hot_b"]["samples"])
+    check_ratio("vperf report --sort symbol -x ,", a, b, ms)
+    total = sum(int(r["samples"]) for r in rows)
+    check((a + b) / total >= 0.9, "hot_a and hot_b hold %d of %d samples" % (a + b, total))
+    # rows most overhead first, overheads of one event summing to 100
+    ov = [float(r["overhead"]) for r in rows]
+    check(ov == sorted(ov, reverse=True), "rows not sorted by overhead: %r" % ov[:10])
+    check(abs(sum(ov) - 100) < 0.05 * len(ov) + 0.01, "overheads sum to %.2f" % sum(ov))
+    n = sample_events(d)
+    if n is not None:
+        check(total == n, "the report counts %d samples, babeltrace2 reads %d" % (total, n))
+        print("babeltrace2 reads %d sample events: the report's total" % n)
+
+
+def test_pprof_top_gives_the_same_3_to_1():
+    if not GO:
+        raise Skip("`go` is not installed (Debian golang-go, scripts/install-deps.sh): cannot "
+                   "read the pprof profile with go tool pprof")
+    d, ms = record_hot()
+    rows = {r["symbol"]: int(r["samples"]) for r in report_csv(d, "--sort", "symbol")}
+    out = p("hot.pb.gz")
+    r = vperf("export", "-i", d, "--to", "pprof", "-o", out)
+    check(r.returncode == 0 and not r.stderr, "vperf export exited %d" % r.returncode)
+    with gzip.open(out) as f:
+        check(len(f.read()) > 0, "an empty profile")
+    env = dict(os.environ, HOME=TMP, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", PPROF_TMPDIR=TMP)
+    r = subprocess.run([GO, "tool", "pprof", "-top", "-sample_index=samples", out],
+                       capture_output=True, text=True, timeout=120, env=env, cwd=TMP)
+    show(["go", "tool", "pprof", "-top", "-sample_index=samples", out], r.stdout, r.stderr,
+         r.returncode)
+    check(r.returncode == 0, "go tool pprof exited %d" % r.returncode)
+    flat = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"^\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+\d+\s+[\d.]+%\s+(\S.*)$", line)
+        if m:
+            flat[m.group(2).strip()] = int(m.group(1))
+    check("hot_a" in flat and "hot_b" in flat, "pprof -top lacks hot_a or hot_b: %r" % flat)
+    check_ratio("go tool pprof -top", flat["hot_a"], flat["hot_b"], ms)
+    check(flat["hot_a"] == rows["hot_a"] and flat["hot_b"] == rows["hot_b"],
+          "pprof's flat samples %d, %d differ from the report's %d, %d"
+          % (flat["hot_a"], flat["hot_b"], rows["hot_a"], rows["hot_b"]))
+    m = re.search(r"Total samples = (\d+)", r.stdout)
+    check(m and int(m.group(1)) == sum(rows.values()),
+          "pprof's total %s, the report's %d" % (m and m.group(1), sum(rows.values())))
+    # the default value is the event's period: cpu-clock in time
+    r = subprocess.run([GO, "tool", "pprof", "-top", out], capture_output=True, text=True,
+                       timeout=120, env=env, cwd=TMP)
+    print(r.stdout[:600])
+    check(r.returncode == 0 and re.search(r"^Type: (cpu-clock|cycles)", r.stdout, re.M),
+          "pprof's default sample type is not the event")
+
+
+def test_folded_stacks_sum_to_the_sample_count_and_reach_main():
+    d, ms = record_hot()
+    rows = report_csv(d, "--sort", "symbol")
+    total = sum(int(r["samples"]) for r in rows)
+    out = p("hot.folded")
+    r = vperf("export", "-i", d, "--to", "folded", "-o", out)
+    check(r.returncode == 0 and not r.stderr, "vperf export exited %d" % r.returncode)
+    n = 0
+    leaf = {"hot_a": 0, "hot_b": 0}
+    via_main = {"hot_a": 0, "hot_b": 0}
+    with open(out) as f:
+        lines = f.read().splitlines()
+    print("\n".join(lines[:5]))
+    for line in lines:
+        m = re.match(r"^(.+) (\d+)$", line)
+        check(m, "a line that is not 'stack count': %r" % line)
+        frames, count = m.group(1).split(";"), int(m.group(2))
+        check(frames[0] == "hot3to1", "the root frame is %r, not the command" % frames[0])
+        n += count
+        if frames[-1] in leaf:
+            leaf[frames[-1]] += count
+            if len(frames) >= 2 and frames[-2] == "main":
+                via_main[frames[-1]] += count
+    print("folded: %d samples in %d stacks; leaf hot_a %d (under main %d), hot_b %d (%d)"
+          % (n, len(lines), leaf["hot_a"], via_main["hot_a"], leaf["hot_b"], via_main["hot_b"]))
+    check(n == total, "the folded counts sum to %d, the report has %d samples" % (n, total))
+    check_ratio("folded", leaf["hot_a"], leaf["hot_b"], ms)
+    for fn in leaf:
+        check(via_main[fn] >= 0.9 * leaf[fn], "%s: only %d of %d stacks go through main"
+              % (fn, via_main[fn], leaf[fn]))
+
+
+def test_json_and_call_graph_name_the_caller():
+    d, ms = record_hot()
+    r = vperf("report", "-i", d, "--sort", "dso,symbol", "-g", "callee", "-j", quiet=True)
+    check(r.returncode == 0, "vperf report -j exited %d" % r.returncode)
+    j = json.loads(r.stdout)
+    check(len(j["events"]) == 1, "%d events" % len(j["events"]))
+    ev = j["events"][0]
+    check(ev["samples"] == j["samples"], "the event's samples are not the recording's")
+    check(ev["sort"] == ["dso", "symbol"], "sort %r" % ev["sort"])
+    check(abs(sum(r["overhead"] for r in ev["rows"]) - 100) < 0.01, "overheads do not sum to 100")
+    unknown = sum(r["samples"] for r in ev["rows"] if r["symbol"] == "[unknown]")
+    check(unknown == ev["unresolved"], "unresolved %d, [unknown] rows %d"
+          % (ev["unresolved"], unknown))
+    rows = {r["symbol"]: r for r in ev["rows"]}
+    check(rows["hot_a"]["dso"] == "hot3to1", "hot_a's dso is %r" % rows["hot_a"]["dso"])
+    chain = rows["hot_a"]["callchains"][0]
+    print("hot_a's first chain: %r" % chain)
+    check(chain["frames"][:2] == ["hot_a", "main"], "callee order: %r" % chain["frames"])
+    r = vperf("report", "-i", d, "--sort", "symbol", "-g", "caller")
+    check(r.returncode == 0, "vperf report -g caller exited %d" % r.returncode)
+    block = r.stdout.split("[.] hot_a", 1)[1].split("\n\n", 1)[0].split("\n")
+    frames = [line.strip() for line in block if line.startswith("               ")]
+    check(frames[-2:] == ["main", "hot_a"], "caller order ends %r" % frames[-2:])
+
+
+def test_pid_attach_resolves_symbols_from_proc_maps():
+    need_perf()
+    w = subprocess.Popen([os.path.join(WORKLOADS, "hot3to1"), "400"], stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        time.sleep(0.2)
+        d = p("rec-p")
+        rec = subprocess.Popen([VPERF, "record", "-q", "-F", "1000", "-o", d, "-p", str(w.pid)],
+                               cwd=TMP)
+        time.sleep(0.8)
+        rec.send_signal(signal.SIGINT)
+        check(rec.wait(timeout=30) == 0, "vperf record -p exited %d" % rec.returncode)
+    finally:
+        w.wait(timeout=60)
+    rows = {r["symbol"]: int(r["samples"]) for r in report_csv(d, "--sort", "symbol")}
+    total = sum(rows.values())
+    hot = rows.get("hot_a", 0) + rows.get("hot_b", 0)
+    print("-p: hot_a %d, hot_b %d of %d samples" % (rows.get("hot_a", 0), rows.get("hot_b", 0),
+                                                     total))
+    # mapped before the recording began: only /proc/PID/maps names them
+    check(total >= 300, "only %d samples in 0.8 s at 1000 Hz" % total)
+    check(hot >= 0.9 * total, "hot_a and hot_b hold %d of %d samples" % (hot, total))
+
+
+def test_kernel_samples_resolve_through_the_recorded_kernel_symbols():
+    need_perf()
+    d = p("rec-k")
+    # split's workers read their CPU clock in a tight loop: half their time is in the kernel
+    r = vperf("record", "-q", "-F", "1000", "-o", d, "--", os.path.join(WORKLOADS, "split"),
+              "150", "50", timeout=60)
+    check(r.returncode == 0, "vperf record exited %d" % r.returncode)
+    with open(os.path.join(d, "metadata")) as f:
+        meta = f.read()
+    m = re.search(r'kernel_symbols = "([^"]*)"', meta)
+    check(m, "the metadata has no kernel_symbols")
+    if m.group(1).startswith("none"):
+        raise Skip("the recording has no kernel symbols here: %s" % m.group(1))
+    rows = report_csv(d, "--sort", "dso,symbol")
+    kern = [r for r in rows if r["dso"] == "[kernel.kallsyms]"]
+    ks = sum(int(r["samples"]) for r in kern)
+    unknown = sum(int(r["samples"]) for r in kern if r["symbol"] == "[unknown]")
+    print("kernel: %d samples in %d symbols, %d unknown" % (ks, len(kern), unknown))
+    check(ks > 0, "no kernel samples from a workload that spends half its time in system calls")
+    check(unknown == 0, "%d kernel samples without a symbol" % unknown)
+    check(any("clock" in r["symbol"] or "syscall" in r["symbol"] for r in kern),
+          "no clock or syscall symbol among %r" % [r["symbol"] for r in kern][:20])
+
+
+def test_bad_input_missing_dir_and_not_a_recording():
+    bad(["report", "-i", p("nothing-here")], r"^vperf report: .*nothing-here: no such directory$",
+        "a missing directory")
+    os.mkdir(p("empty"))
+    bad(["report", "-i", p("empty")], r"^vperf report: .*empty: not a vperf recording",
+        "an empty directory")
+    os.mkdir(p("other"))
+    with open(p("other", "metadata"), "w") as f:
+        f.write("hello\n")
+    bad(["report", "-i", p("other")], r"^vperf report: .*other: not a vperf recording",
+        "a directory with another metadata file")
+    with open(p("file"), "w") as f:
+        f.write("x")
+    bad(["report", "-i", p("file")], r"^vperf report: .*file: not a directory", "a file")
+    bad(["export", "-i", p("empty"), "--to", "folded", "-o", p("x.folded")],
+        r"^vperf export: .*empty: not a vperf recording", "export of an empty directory")
+    check(not os.path.exists(p("x.folded")), "a failed export left its file")
+
+
+def test_bad_input_unknown_sort_key_format_and_unwritable_output():
+    bad(["report", "--sort", "symbol,colour"], r"^vperf report: --sort .*unknown sort key "
+        r"'colour'", "an unknown sort key")
+    bad(["report", "-g", "sideways"], r"^vperf report: -g 'sideways': caller or callee",
+        "an unknown -g order")
+    bad(["export", "--to", "svg", "-o", p("x")], r"^vperf export: --to svg: not a format",
+        "an unknown format")
+    bad(["export", "--to", "folded", "-o", p("no-such-dir", "x")],
+        r"^vperf export: cannot write .*no-such-dir/x: No such file or directory",
+        "an output in a missing directory")
+    bad(["export", "--to", "folded"], r"^vperf export: -o FILE is missing", "no -o")
+
+
+def test_help_documents_the_options():
+    r = vperf("report", "--help")
+    check(r.returncode == 0, "exit status %d" % r.returncode)
+    for opt in ("--input", "--sort", "--call-graph", "--stdio", "--field-separator", "--json",
+                "--header"):
+        check(opt in r.stdout, "report --help lacks %s" % opt)
+    r = vperf("export", "--help")
+    check(r.returncode == 0, "exit status %d" % r.returncode)
+    for opt in ("--input", "--to", "--output", "folded", "pprof"):
+        check(opt in r.stdout, "export --help lacks %s" % opt)
+
+
+def tests():
+    return harness.tests_of(globals())
+
+
+def setup(a, tmp):
+    global VPERF, WORKLOADS, TMP
+    err = harness.cli_setup(a, tmp)
+    VPERF, WORKLOADS, TMP = harness.CLI.vperf, harness.CLI.workloads, tmp
+    return err
+
+
+def main():
+    return harness.main(tests(), "vperf-report-", setup, extra_args=("--workloads",))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vperf report's pieces with known answers (profiler/report, profiler/export): symbol tables
+ * sorted and searched, this test's own functions found in its own ELF file through the file
+ * offset of their mapping, a recording written here with the CTF writer read back (address
+ * spaces through mmap, fork and exec, thread names, kernel symbols, losses), histograms of a
+ * recording built in memory, and the folded and pprof encoders' exact output for it (the pprof
+ * profile gunzipped and decoded back).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "ctf.h"
+#include "export.h"
+#include "profile.pb-c.h"
+#include "report.h"
+#include "vtest.h"
+#include "bt2run.h"
+
+/* ---- symbols ---- */
+
+static void syms_sorted_sized_to_the_next_and_found_by_address(void **state)
+{
+	struct vperf_report_sym s[] = {
+		{ 0x3000, 0x10, "c", NULL },
+		{ 0x1000, 0, "a", NULL },	/* no size: up to b */
+		{ 0x2000, 0x800, "b", NULL },
+		{ 0x1000, 0x20, "a_sized", NULL },	/* one address: the sized one kept */
+		{ 0x2400, 0x2000, "overlaps", NULL },	/* runs past c: cut at c */
+	};
+	size_t n;
+
+	(void)state;
+	n = vperf_report_syms_sort(s, 5);
+	assert_int_equal(n, 4);
+	assert_string_equal(s[0].name, "a_sized");
+	assert_int_equal(s[0].size, 0x20);
+	assert_string_equal(s[1].name, "b");
+	assert_int_equal(s[1].size, 0x400);	/* 0x800 overlapped "overlaps" */
+	assert_string_equal(s[2].name, "overlaps");
+	assert_int_equal(s[2].size, 0xc00);
+	assert_string_equal(s[3].name, "c");
+	assert_null(vperf_report_sym_find(s, n, 0xfff));
+	assert_string_equal(vperf_report_sym_find(s, n, 0x1000)->name, "a_sized");
+	assert_string_equal(vperf_report_sym_find(s, n, 0x101f)->name, "a_sized");
+	assert_null(vperf_report_sym_find(s, n, 0x1020));	/* between a and b */
+	assert_string_equal(vperf_report_sym_find(s, n, 0x23ff)->name, "b");
+	assert_string_equal(vperf_report_sym_find(s, n, 0x2400)->name, "overlaps");
+	assert_string_equal(vperf_report_sym_find(s, n, 0x300f)->name, "c");
+	assert_null(vperf_report_sym_find(s, n, 0x3010));
+	assert_null(vperf_report_sym_find(s, 0, 0x3000));
+}
+
+__attribute__((noinline)) int report_known_function(int x);
+__attribute__((noinline)) int report_known_function(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x * 3 + 1;
+}
+
+/* The file offset of addr in this process's mapping of /proc/self/exe. */
+static uint64_t self_offset(uintptr_t addr)
+{
+	char exe[4096], line[4096 + 128];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *f = fopen("/proc/self/maps", "r");
+	uint64_t off = UINT64_MAX;
+
+	assert_true(n > 0);
+	exe[n] = 0;
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, pgoff;
+		int pos = 0;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &pgoff, &pos) < 3 ||
+		    !pos)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (addr >= lo && addr < hi && !strcmp(line + pos, exe))
+			off = addr - lo + pgoff;
+	}
+	fclose(f);
+	assert_true(off != UINT64_MAX);
+	return off;
+}
+
+static void elf_symbols_of_this_test_name_its_own_function(void **state)
+{
+	struct vperf_report_elf e;
+	uintptr_t fn = (uintptr_t)report_known_function;
+	const struct vperf_report_sym *s;
+	uint64_t vaddr;
+	char path[64];
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(report_known_function(1), 4);
+	assert_int_equal(vperf_report_elf__load(&e, "/proc/self/exe"), 0);
+	assert_true(e.nr_syms > 10);
+	assert_true(e.nr_segs >= 2);
+	/* the function's first byte and one inside it */
+	for (uintptr_t a = fn; a <= fn + 1; a++) {
+		assert_true(vperf_report_elf__vaddr(&e, self_offset(a), &vaddr));
+		s = vperf_report_sym_find(e.syms, e.nr_syms, vaddr);
+		assert_non_null(s);
+		assert_string_equal(s->name, "report_known_function");
+	}
+	/* and another one */
+	assert_true(vperf_report_elf__vaddr(&e, self_offset((uintptr_t)self_offset), &vaddr));
+	assert_string_equal(vperf_report_sym_find(e.syms, e.nr_syms, vaddr)->name, "self_offset");
+	vperf_report_elf__exit(&e);
+
+	assert_int_equal(vperf_report_elf__load(&e, "/nonexistent/file"), -ENOENT);
+	vperf_report_elf__exit(&e);
+	snprintf(path, sizeof(path), "/tmp/vperf-report-test-%d", (int)getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("not an ELF file\n", f);
+	fclose(f);
+	assert_int_equal(vperf_report_elf__load(&e, path), -ENOEXEC);
+	assert_string_equal(e.path, path);
+	vperf_report_elf__exit(&e);
+	unlink(path);
+}
+
+/* ---- a recording written with the CTF writer, read back ---- */
+
+enum { C_MMAP = VPERF_CTF_NR_DEFAULT_CLASSES, C_COMM, C_KSYM, NR_C };
+
+static const struct vperf_ctf_field_desc mmap_f[] = {
+	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "start", .type = VPERF_CTF_TYPE_U64 },
+	{ .name = "len", .type = VPERF_CTF_TYPE_U64 },
+	{ .name = "pgoff", .type = VPERF_CTF_TYPE_U64 },
+	{ .name = "prot", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "filename", .type = VPERF_CTF_TYPE_STRING },
+};
+static const struct vperf_ctf_field_desc comm_f[] = {
+	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
+	{ .name = "comm", .type = VPERF_CTF_TYPE_STRING },
+};
+static const struct vperf_ctf_field_desc ksym_f[] = {
+	{ .name = "addr", .type = VPERF_CTF_TYPE_U64 },
+	{ .name = "size", .type = VPERF_CTF_TYPE_U64 },
+	{ .name = "name", .type = VPERF_CTF_TYPE_STRING },
+	{ .name = "module", .type = VPERF_CTF_TYPE_STRING },
+};
+
+#define BASE	0x400000ull	/* where the "recording" mapped this test's file */
+
+static void sample(struct vperf_ctf_stream *s, uint64_t ts, uint32_t pid, uint32_t tid,
+		   uint64_t ip, const uint64_t *chain, size_t n)
+{
+	uint64_t period = 1000;
+	struct vperf_ctf_value v[5] = {
+		VPERF_CTF_U64(ip), VPERF_CTF_U32(pid), VPERF_CTF_U32(tid),
+		VPERF_CTF_SEQ(&period, 1), VPERF_CTF_SEQ(chain ? chain : &ip, chain ? n : 0),
+	};
+
+	assert_int_equal(vperf_ctf__emit(s, VPERF_CTF_EV_SAMPLE, ts, v, 5), 0);
+}
+
+static void write_recording(const char *dir, const char *exe, uint64_t fn_off)
+{
+	struct vperf_ctf_class_desc cls[NR_C];
+	struct vperf_ctf_env env[] = { { "events", "cpu-clock" }, { "callchains", "1" } };
+	struct vperf_ctf_config cfg = { .size = sizeof(cfg), .hostname = "t", .env = env,
+					.nr_env = 2, .classes = cls, .nr_classes = NR_C };
+	struct vperf_ctf *ctf;
+	struct vperf_ctf_stream *k, *u;
+	uint64_t chain[2] = { BASE + fn_off, BASE + fn_off + 1 };
+	char why[256];
+
+	memcpy(cls, vperf_ctf_default_classes, sizeof(vperf_ctf_default_classes));
+	cls[C_MMAP] = (struct vperf_ctf_class_desc){ "mmap", mmap_f, 7 };
+	cls[C_COMM] = (struct vperf_ctf_class_desc){ "comm", comm_f, 3 };
+	cls[C_KSYM] = (struct vperf_ctf_class_desc){ "kernel_symbol", ksym_f, 4 };
+	assert_int_equal(vperf_ctf__new(dir, &cfg, &ctf, why, sizeof(why)), 0);
+	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_KERNEL, 0, &k), 0);
+	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_USER, 1, &u), 0);
+	{
+		struct vperf_ctf_value ex[3] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
+						 VPERF_CTF_STR("app") };
+		struct vperf_ctf_value mm[7] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
+						 VPERF_CTF_U64(BASE), VPERF_CTF_U64(1ull << 30),
+						 VPERF_CTF_U64(0), VPERF_CTF_U32(5),
+						 VPERF_CTF_STR(exe) };
+		struct vperf_ctf_value cm[3] = { VPERF_CTF_U32(100), VPERF_CTF_U32(101),
+						 VPERF_CTF_STR("worker") };
+		struct vperf_ctf_value fk[4] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
+						 VPERF_CTF_U32(200), VPERF_CTF_U32(200) };
+		struct vperf_ctf_value ks[4] = { VPERF_CTF_U64(0xffffffff81000000ull),
+						 VPERF_CTF_U64(0x100), VPERF_CTF_STR("kfunc"),
+						 VPERF_CTF_STR("") };
+
+		assert_int_equal(vperf_ctf__emit(k, VPERF_CTF_EV_PROCESS_EXEC, 10, ex, 3), 0);
+		assert_int_equal(vperf_ctf__emit(k, C_MMAP, 20, mm, 7), 0);
+		assert_int_equal(vperf_ctf__emit(k, C_COMM, 30, cm, 3), 0);
+		sample(u, 40, 100, 100, BASE + fn_off, chain, 2);	/* app: the function */
+		sample(u, 50, 100, 101, BASE + fn_off, NULL, 0);	/* worker's name */
+		assert_int_equal(vperf_ctf__emit(k, VPERF_CTF_EV_PROCESS_FORK, 60, fk, 4), 0);
+		sample(u, 70, 200, 200, BASE + fn_off, NULL, 0);	/* the child: a copy */
+		sample(k, 75, 200, 200, 0xffffffff81000010ull, NULL, 0);	/* kernel */
+		assert_int_equal(vperf_ctf__emit(k, VPERF_CTF_EV_PROCESS_EXEC, 80, ex, 3), 0);
+		sample(u, 90, 100, 100, BASE + fn_off, NULL, 0);	/* after exec: unmapped */
+		assert_int_equal(vperf_ctf__lost(k, 95, 3), 0);
+		assert_int_equal(vperf_ctf__emit(k, C_KSYM, 100, ks, 4), 0);
+	}
+	assert_int_equal(vperf_ctf__flush(ctf), 0);
+	vperf_ctf__delete(ctf);
+}
+
+static void reader_follows_mmap_fork_exec_comm_and_kernel_symbols(void **state)
+{
+	char dir[64], exe[4096], why[256];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct vperf_report *r;
+	const struct vperf_report_frame *f;
+
+	(void)state;
+	assert_true(n > 0);
+	exe[n] = 0;
+	snprintf(dir, sizeof(dir), "/tmp/vperf-report-rec-%d", (int)getpid());
+	write_recording(dir, exe, self_offset((uintptr_t)report_known_function));
+	assert_int_equal(vperf_report__open(dir, &r, why, sizeof(why)), 0);
+	assert_int_equal(r->nr_samples, 5);
+	assert_int_equal(r->nr_events, 1);
+	assert_string_equal(r->events[0], "cpu-clock");
+	assert_true(r->callchains);
+	assert_true(r->have_ksyms);
+	assert_int_equal(r->lost, 3);
+	/* in time order: app's sample through its mapping, its chain's return address too */
+	assert_int_equal(r->samples[0].ts, 40);
+	assert_int_equal(r->samples[0].layer, VPERF_CTF_HOST_USER);
+	assert_int_equal(r->samples[0].cpu, 1);
+	assert_int_equal(r->samples[0].period, 1000);
+	assert_string_equal(r->strings[r->samples[0].comm], "app");
+	assert_int_equal(r->samples[0].nr_frames, 2);
+	f = vperf_report__frame(r, r->samples[0].frame);
+	assert_true(f->found);
+	assert_string_equal(f->sym, "report_known_function");
+	assert_string_equal(f->dso, strrchr(exe, '/') + 1);
+	f = vperf_report__frame(r, r->samples[0].frame + 1);
+	assert_true(f->ret);
+	assert_string_equal(f->sym, "report_known_function");	/* ip - 1: still in it */
+	assert_string_equal(r->strings[r->samples[1].comm], "worker");
+	/* the forked child: its parent's mappings and name */
+	assert_int_equal(r->samples[2].pid, 200);
+	assert_string_equal(vperf_report__frame(r, r->samples[2].frame)->sym,
+			    "report_known_function");
+	assert_string_equal(r->strings[r->samples[2].comm], "app");
+	/* the kernel sample, named by a kernel_symbol written after it */
+	f = vperf_report__frame(r, r->samples[3].frame);
+	assert_true(f->kernel);
+	assert_string_equal(f->sym, "kfunc");
+	assert_string_equal(f->dso, VPERF_REPORT_KERNEL_DSO);
+	/* after the exec: the old mappings are gone */
+	f = vperf_report__frame(r, r->samples[4].frame);
+	assert_false(f->found);
+	assert_int_equal(f->map, -1);
+	assert_string_equal(f->dso, VPERF_REPORT_UNKNOWN);
+	assert_int_equal(r->nr_unmapped, 1);
+	vperf_report__delete(r);
+	assert_int_equal(vt_rmtree(dir), 0);
+}
+
+static void sort_keys_parse_and_refuse_unknown_ones(void **state)
+{
+	enum vperf_report_key k[8];
+	size_t n;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(vperf_report_keys_parse("comm,dso,symbol", k, 8, &n, why, sizeof(why)), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(k[0], VPERF_REPORT_KEY_COMM);
+	assert_int_equal(k[2], VPERF_REPORT_KEY_SYMBOL);
+	assert_int_equal(vperf_report_keys_parse("thread,layer", k, 8, &n, why, sizeof(why)), 0);
+	assert_int_equal(k[0], VPERF_REPORT_KEY_TID);
+	assert_int_equal(k[1], VPERF_REPORT_KEY_LAYER);
+	assert_int_equal(vperf_report_keys_parse("symbol,sym", k, 8, &n, why, sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, "unknown sort key 'sym'"));
+	assert_int_equal(vperf_report_keys_parse("", k, 8, &n, why, sizeof(why)), -EINVAL);
+}
+
+/* ---- a recording built here ---- */
+
+/*
+ * Process "app" (pid 10, tids 10 and 11) on cpu-clock, period 1000 each:
+ *   5 samples  main -> hot_a			tid 10
+ *   2 samples  main -> hot_b			tid 10
+ *   1 sample   main -> hot_b -> sys_read [k]	tid 11
+ *   2 samples  main -> [unknown] in libx.so	tid 11
+ * leaf first in the frames, as the reader keeps them.
+ */
+struct frame_def {
+	const char *sym, *dso;
+	bool kernel;
+};
+
+static const struct frame_def F_MAIN = { "main", "app", false };
+static const struct frame_def F_A = { "hot_a", "app", false };
+static const struct frame_def F_B = { "hot_b", "app", false };
+static const struct frame_def F_K = { "sys_read", VPERF_REPORT_KERNEL_DSO, true };
+static const struct frame_def F_U = { NULL, "libx.so", false };
+
+static void add(struct vperf_report *r, uint32_t tid, const struct frame_def *const *f, size_t n,
+		unsigned int times)
+{
+	for (unsigned int t = 0; t < times; t++) {
+		struct vperf_report_sample *s = &r->samples[r->nr_samples++];
+
+		*s = (struct vperf_report_sample){ .ts = 1000 * r->nr_samples, .period = 1000,
+						   .pid = 10, .tid = tid, .layer = 4,
+						   .frame = r->nr_frames, .nr_frames = n };
+		for (size_t i = 0; i < n; i++) {
+			struct vperf_report_frame *fr = &r->frames[r->nr_frames++];
+
+			*fr = (struct vperf_report_frame){ .ip = 0x1000 + i, .map = -1,
+							   .kernel = f[i]->kernel, .resolved = true,
+							   .found = f[i]->sym != NULL,
+							   .sym = f[i]->sym ? f[i]->sym :
+								  VPERF_REPORT_UNKNOWN,
+							   .dso = f[i]->dso };
+		}
+	}
+}
+
+static struct vperf_report *known_report(void)
+{
+	struct vperf_report *r = calloc(1, sizeof(*r));
+	const struct frame_def *a[] = { &F_A, &F_MAIN }, *b[] = { &F_B, &F_MAIN };
+	const struct frame_def *k[] = { &F_K, &F_B, &F_MAIN }, *u[] = { &F_U, &F_MAIN };
+
+	assert_non_null(r);
+	r->samples = calloc(16, sizeof(*r->samples));
+	r->frames = calloc(64, sizeof(*r->frames));
+	r->strings = calloc(1, sizeof(*r->strings));
+	r->events = calloc(1, sizeof(*r->events));
+	assert_true(r->samples && r->frames && r->strings && r->events);
+	r->strings[0] = strdup("app");
+	r->nr_strings = 1;
+	r->events[0] = strdup("cpu-clock");
+	r->nr_events = 1;
+	add(r, 10, a, 2, 5);
+	add(r, 10, b, 2, 2);
+	add(r, 11, k, 3, 1);
+	add(r, 11, u, 2, 2);
+	return r;
+}
+
+static void hist_by_symbol_sorts_by_period_and_counts_the_unresolved(void **state)
+{
+	struct vperf_report *r = known_report();
+	enum vperf_report_key keys[] = { VPERF_REPORT_KEY_SYMBOL };
+	enum vperf_report_key tk[] = { VPERF_REPORT_KEY_TID };
+	struct vperf_report_hist h;
+
+	(void)state;
+	assert_int_equal(vperf_report_hist__build(r, 0, keys, 1, true, &h), 0);
+	assert_int_equal(h.samples, 10);
+	assert_int_equal(h.period, 10000);
+	assert_int_equal(h.unresolved, 2);
+	assert_int_equal(h.nr_rows, 4);
+	assert_string_equal(h.rows[0].key[0], "hot_a");
+	assert_int_equal(h.rows[0].samples, 5);
+	assert_string_equal(h.rows[1].key[0], "[unknown]");
+	assert_string_equal(h.rows[1].dso, "libx.so");
+	assert_int_equal(h.rows[1].samples, 2);
+	assert_string_equal(h.rows[2].key[0], "hot_b");
+	assert_string_equal(h.rows[3].key[0], "sys_read");
+	assert_true(h.rows[3].kernel);
+	assert_int_equal(h.rows[0].nr_chains, 1);
+	assert_int_equal(h.rows[0].chains[0].samples, 5);
+	vperf_report_hist__exit(&h);
+
+	assert_int_equal(vperf_report_hist__build(r, 0, tk, 1, false, &h), 0);
+	/* tid 10: 7 samples in 2 rows of dsos... all "app": one row; tid 11: app, [k], libx.so */
+	assert_string_equal(h.rows[0].key[0], "10");
+	assert_int_equal(h.rows[0].samples, 7);
+	assert_int_equal(h.rows[0].nr_chains, 0);
+	vperf_report_hist__exit(&h);
+	vperf_report__delete(r);
+}
+
+static char *folded_of(struct vperf_report *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	char why[160];
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(vperf_export_folded(r, 0, f, why, sizeof(why)), 0);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static void folded_known_stacks_root_first_with_counts(void **state)
+{
+	struct vperf_report *r = known_report();
+	char *out = folded_of(r);
+
+	(void)state;
+	printf("%s", out);
+	assert_string_equal(out,
+			    "app;main;hot_a 5\n"
+			    "app;main;[unknown] in libx.so 2\n"
+			    "app;main;hot_b 2\n"
+			    "app;main;hot_b;sys_read_[k] 1\n");
+	free(out);
+	vperf_report__delete(r);
+}
+
+/* gunzip, then protobuf-c's own decoder. */
+static Vperf__Pprof__Profile *pprof_of(struct vperf_report *r)
+{
+	char *gz = NULL, why[160];
+	size_t len = 0;
+	FILE *f = open_memstream(&gz, &len);
+	static uint8_t raw[1 << 20];
+	z_stream z = { 0 };
+	Vperf__Pprof__Profile *p;
+
+	assert_non_null(f);
+	assert_int_equal(vperf_export_pprof(r, 0, f, why, sizeof(why)), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_true(len > 18 && (uint8_t)gz[0] == 0x1f && (uint8_t)gz[1] == 0x8b);
+	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (Bytef *)gz;
+	z.avail_in = (uInt)len;
+	z.next_out = raw;
+	z.avail_out = sizeof(raw);
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	p = vperf__pprof__profile__unpack(NULL, z.total_out, raw);
+	inflateEnd(&z);
+	free(gz);
+	assert_non_null(p);
+	return p;
+}
+
+static const char *fn_name(const Vperf__Pprof__Profile *p, uint64_t loc_id)
+{
+	for (size_t i = 0; i < p->n_location; i++) {
+		if (p->location[i]->id != loc_id)
+			continue;
+		assert_int_equal(p->location[i]->n_line, 1);
+		for (size_t j = 0; j < p->n_function; j++)
+			if (p->function[j]->id == p->location[i]->line[0]->function_id)
+				return p->string_table[p->function[j]->name];
+	}
+	fail_msg("no location %llu", (unsigned long long)loc_id);
+	return NULL;
+}
+
+static void pprof_known_profile_decodes_back(void **state)
+{
+	struct vperf_report *r = known_report();
+	Vperf__Pprof__Profile *p = pprof_of(r);
+	int64_t samples = 0, period = 0;
+	bool seen_k = false;
+
+	(void)state;
+	assert_string_equal(p->string_table[0], "");
+	assert_int_equal(p->n_sample_type, 2);
+	assert_string_equal(p->string_table[p->sample_type[0]->type], "samples");
+	assert_string_equal(p->string_table[p->sample_type[0]->unit], "count");
+	assert_string_equal(p->string_table[p->sample_type[1]->type], "cpu-clock");
+	assert_string_equal(p->string_table[p->sample_type[1]->unit], "nanoseconds");
+	assert_string_equal(p->string_table[p->default_sample_type], "cpu-clock");
+	assert_int_equal(p->period, 1000);
+	assert_int_equal(p->duration_nanos, 9000);
+	/* hot_a, main, hot_b, sys_read, [unknown] in libx.so: one function and location each */
+	assert_int_equal(p->n_function, 5);
+	assert_int_equal(p->n_location, 5);
+	/* per (comm, tid, pid, stack): tid 10 two stacks, tid 11 two */
+	assert_int_equal(p->n_sample, 4);
+	for (size_t i = 0; i < p->n_sample; i++) {
+		const Vperf__Pprof__Sample *s = p->sample[i];
+
+		assert_int_equal(s->n_value, 2);
+		assert_int_equal(s->value[1], 1000 * s->value[0]);
+		samples += s->value[0];
+		period += s->value[1];
+		assert_int_equal(s->n_label, 3);
+		assert_string_equal(p->string_table[s->label[0]->key], "comm");
+		assert_string_equal(p->string_table[s->label[0]->str], "app");
+		assert_string_equal(p->string_table[s->label[1]->key], "tid");
+		assert_string_equal(fn_name(p, s->location_id[s->n_location_id - 1]), "main");
+		if (!strcmp(fn_name(p, s->location_id[0]), "hot_a")) {
+			assert_int_equal(s->value[0], 5);
+			assert_int_equal(s->label[1]->num, 10);
+			assert_int_equal(s->n_location_id, 2);
+		}
+		if (!strcmp(fn_name(p, s->location_id[0]), "sys_read")) {
+			seen_k = true;
+			assert_int_equal(s->n_location_id, 3);
+			assert_string_equal(fn_name(p, s->location_id[1]), "hot_b");
+			assert_int_equal(s->label[1]->num, 11);
+		}
+	}
+	assert_true(seen_k);
+	assert_int_equal(samples, 10);
+	assert_int_equal(period, 10000);
+	vperf__pprof__profile__free_unpacked(p, NULL);
+	vperf_report__delete(r);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(syms_sorted_sized_to_the_next_and_found_by_address),
+		cmocka_unit_test(elf_symbols_of_this_test_name_its_own_function),
+		cmocka_unit_test(reader_follows_mmap_fork_exec_comm_and_kernel_symbols),
+		cmocka_unit_test(sort_keys_parse_and_refuse_unknown_ones),
+		cmocka_unit_test(hist_by_symbol_sorts_by_period_and_counts_the_unresolved),
+		cmocka_unit_test(folded_known_stacks_root_first_with_counts),
+		cmocka_unit_test(pprof_known_profile_decodes_back),
+	};
+
+	return vt_main(argc, argv, "report", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
+}
