@@ -62,7 +62,9 @@
 #                   prints them against a getppid() system call: a figure, not a case)
 #   trace-wrap      2000 markers through a 4 KiB buffer, flushed every 30: all copied
 #   trace-lost      1000 markers into a 4 KiB buffer: as many reported lost as the library counted, the rest copied
-#   trace-sleep     a thread that sleeps 100 times: >= 100 switch records out, in, and wakeups of it
+#   trace-sleep     a thread that sleeps 100 times: switch records out of it and into it = the kernel's count
+#                   of its context switches (getrusage, within the 2 its stats reads may add), >= 90 of them
+#                   voluntary, a wakeup record for each
 #   trace-hostile   garbage in a marker buffer: exactly its valid records copied (with the true tid), exactly its
 #                   bad ones refused, a well-behaved writer's 1000 markers all copied; mmap refusals
 #   trace-sample    one SAMPLE record per sampling NMI
