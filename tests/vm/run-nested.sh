@@ -73,6 +73,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "$VM_EXIT_USAGE" "--timeout wants whole seconds, got '$TIMEOUT'"
+[[ "$SMP" =~ ^[1-9][0-9]*$ ]] || die "$VM_EXIT_USAGE" "--smp (or VPERF_L1_SMP) wants a positive number of L1 vCPUs, got '$SMP'"
 case "$COMPRESS" in gzip | none) ;; *) die "$VM_EXIT_USAGE" "--compress wants gzip or none, got '$COMPRESS'" ;; esac
 for d in "${DISKS[@]}"; do
 	[ -f "$d" ] && [ -w "$d" ] || die "$VM_EXIT_USAGE" "--disk '$d': not a writable file (create it first, e.g. truncate -s 64M)"
