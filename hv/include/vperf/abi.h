@@ -41,6 +41,7 @@
 #define VPERF_FEAT_DOORBELL	(1u << 4)	/* the counter doorbell page */
 #define VPERF_FEAT_OVERFLOW_NMI	(1u << 5)	/* OVERFLOW_SET's VPERF_OVERFLOW_NMI */
 #define VPERF_FEAT_TRACE_V2	(1u << 6)	/* version 2 rings are recorded (2.5) */
+#define VPERF_FEAT_EVENT_INFO	(1u << 7)	/* VPERF_HC_EVENT_INFO: the host's event list */
 
 /*
  * Doorbell leaf (present when the base leaf's EAX reaches it and the
@@ -72,6 +73,9 @@ enum vperf_hc_op {
 	VPERF_HC_OVERFLOW_ACK	= 7,	/* RBX = bits of overflow_status to clear */
 	VPERF_HC_TRACE_REGISTER	= 8,	/* RBX = GPA, RCX = bytes: trace ring */
 	VPERF_HC_TRACE_FLUSH	= 9,	/* drain this vCPU's trace ring now */
+	VPERF_HC_EVENT_INFO	= 10,	/* RBX = index, RCX = GPA of a vperf_event_desc
+					 * the host fills: entry `index` of the events
+					 * it offers (docs/abi.md 2.3, "Discovery") */
 	VPERF_HC_NR_OPS
 };
 
