@@ -55,6 +55,8 @@ static long vperf_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	switch (_IOC_NR(cmd)) {
 	case _IOC_NR(VPERF_IOC_INFO):
 		return vperf_ioctl_info(uarg);
+	case _IOC_NR(VPERF_IOC_EVENT_INFO):
+		return vperf_ioctl_event_info(uarg);
 	case _IOC_NR(VPERF_IOC_THREAD_START):
 		return vperf_ioctl_thread_start(file, uarg);
 	case _IOC_NR(VPERF_IOC_THREAD_STOP):

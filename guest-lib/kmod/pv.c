@@ -31,6 +31,36 @@ struct vperf_dev_info vperf_dev;
 atomic_t vperf_nr_pages = ATOMIC_INIT(0);
 
 static DEFINE_PER_CPU(struct vperf_vcpu_page *, vperf_page);
+DEFINE_PER_CPU(u64, vperf_hc_made);
+
+/*
+ * The counter slots every vCPU counts (vperf_guest.h).  A COUNTERS_SET
+ * restarts all of a vCPU's counters at 0, so each CPU keeps, per slot, what
+ * the slot had counted before the last one (carry): a slot whose event
+ * stays counts on without a jump, and no thread's base needs retaking.
+ * Slots that count port-I/O exits (own_hc) also lose the module's own
+ * hypercalls, made on this CPU since the last COUNTERS_SET.
+ */
+struct vperf_slot {
+	struct vperf_event_desc desc;	/* source 0: never used */
+	atomic_t users;			/* live contexts counting it; fixed slots +1 */
+	bool own_hc;
+};
+
+static struct vperf_slot vperf_slots[VPERF_MAX_COUNTERS];
+static u32 vperf_nr_slots;		/* slots in use on the vCPUs, under the lock */
+static DEFINE_MUTEX(vperf_slots_lock);	/* claiming slots and reprogramming */
+static DEFINE_SPINLOCK(vperf_slots_spin);	/* the table, for a CPU coming online */
+
+struct vperf_cpu_ctrs {
+	u32 nr;				/* slots programmed here */
+	u32 own_mask;			/* own_hc slots */
+	bool reprogramming;		/* an NMI must not combine carry and page now */
+	u64 hc_at_set;			/* vperf_hc_made after the last COUNTERS_SET */
+	struct vperf_counter_value carry[VPERF_MAX_COUNTERS];
+};
+
+static DEFINE_PER_CPU(struct vperf_cpu_ctrs, vperf_cpu_ctrs);
 
 /* Indexed like enum vperf_thread_counter_index (vperf_guest_uapi.h). */
 const struct vperf_counter_def vperf_counter_defs[VPERF_NR_COUNTERS] = {
@@ -46,8 +76,27 @@ const struct vperf_counter_def vperf_counter_defs[VPERF_NR_COUNTERS] = {
 };
 
 static_assert(VPERF_NR_COUNTERS == VPERF_THREAD_NR_CTRS);
+static_assert(VPERF_NR_COUNTERS == VPERF_FIXED_SLOTS);
 static_assert(VPERF_NR_COUNTERS <= VPERF_THREAD_MAX_COUNTERS);
+static_assert(sizeof(struct vperf_thread_event) == sizeof(struct vperf_event_desc));
+static_assert(VPERF_MAX_COUNTERS <= 32);	/* own_mask */
+
+#define KVM_EXIT_IO_REASON	2	/* linux/kvm.h: a port write is one of these */
+
+/* Does the event count the exit of a hypercall (a port write)? */
+static bool vperf_desc_counts_hc(const struct vperf_event_desc *d)
+{
+	switch (d->source) {
+	case VPERF_SRC_EXITS:
+		return d->arg == ~0ull || d->arg == KVM_EXIT_IO_REASON;
+	case VPERF_SRC_KVM_STAT:
+		return !strcmp(d->name, "exits") || !strcmp(d->name, "io_exits");
+	default:
+		return false;
+	}
+}
 static enum cpuhp_state vperf_cpuhp_state;
+static void vperf_slots_init(void);
 
 /* ---- sampling: the overflow NMI ---- */
 
@@ -292,31 +341,88 @@ static int vperf_page_register(unsigned int cpu, u64 gpa)
 	return vperf_hc_errno(ret);
 }
 
-/* COUNTERS_SET for this CPU's vCPU: vperf_counter_defs, or none (clear). */
+/* The table's descriptors (and own_hc mask) now; n slots.  Any context. */
+static u32 vperf_slots_copy(struct vperf_event_desc *desc, u32 *own_mask)
+{
+	unsigned long flags;
+	u32 i, n;
+
+	spin_lock_irqsave(&vperf_slots_spin, flags);
+	n = vperf_nr_slots;
+	*own_mask = 0;
+	for (i = 0; i < n; i++) {
+		desc[i] = vperf_slots[i].desc;
+		if (vperf_slots[i].own_hc)
+			*own_mask |= 1u << i;
+	}
+	spin_unlock_irqrestore(&vperf_slots_spin, flags);
+	return n;
+}
+
+/*
+ * COUNTERS_SET on this CPU's vCPU with desc[n] (guest-physical memory),
+ * interrupts off; the slots in `keep` go on from their values now (carry),
+ * the others start at 0.  0 or -errno; on an error nothing changed.
+ */
+static int vperf_counters_program(const struct vperf_event_desc *desc, u32 n, u32 own_mask,
+				  u32 keep)
+{
+	struct vperf_cpu_ctrs *c = this_cpu_ptr(&vperf_cpu_ctrs);
+	struct vperf_snap snap;
+	s64 ret;
+	u32 i;
+
+	lockdep_assert_irqs_disabled();
+	if (keep && vperf_snapshot(&snap))
+		keep = 0;	/* no page: nothing to carry */
+	c->reprogramming = true;
+	barrier();
+	ret = vperf_hc(VPERF_HC_COUNTERS_SET, n ? virt_to_phys((void *)desc) : 0, n, 0, 0);
+	if (ret < 0) {
+		barrier();
+		c->reprogramming = false;
+		return vperf_hc_errno(ret);
+	}
+	for (i = 0; i < VPERF_MAX_COUNTERS; i++) {
+		if (i < n && (keep & (1u << i)) && i < snap.nr)
+			c->carry[i] = snap.v[i];
+		else
+			c->carry[i] = (struct vperf_counter_value){ 0 };
+	}
+	c->nr = n;
+	c->own_mask = own_mask;
+	c->hc_at_set = __this_cpu_read(vperf_hc_made);	/* COUNTERS_SET's own exit is not in the counts */
+	barrier();
+	c->reprogramming = false;
+	return 0;
+}
+
+/* COUNTERS_SET for this CPU's vCPU: the slot table, or none (clear). */
 static int vperf_counters_set(unsigned int cpu, bool on)
 {
 	struct vperf_event_desc *desc;
-	unsigned int i;
-	s64 ret;
+	unsigned long flags;
+	u32 n, own;
+	int ret;
 
 	if (!on) {
-		ret = vperf_hc(VPERF_HC_COUNTERS_SET, 0, 0, 0, 0);
-		return vperf_hc_errno(ret);
+		local_irq_save(flags);
+		ret = vperf_counters_program(NULL, 0, 0, 0);
+		local_irq_restore(flags);
+		return ret;
 	}
 	/* The host reads the array from guest-physical memory: not module data. */
-	desc = kcalloc(VPERF_NR_COUNTERS, sizeof(*desc), GFP_KERNEL);
+	desc = kcalloc(VPERF_MAX_COUNTERS, sizeof(*desc), GFP_KERNEL);
 	if (!desc)
 		return -ENOMEM;
-	for (i = 0; i < VPERF_NR_COUNTERS; i++) {
-		desc[i].source = vperf_counter_defs[i].source;
-		desc[i].arg = vperf_counter_defs[i].arg;
-		strscpy(desc[i].name, vperf_counter_defs[i].event, sizeof(desc[i].name));
-	}
-	ret = vperf_hc(VPERF_HC_COUNTERS_SET, virt_to_phys(desc), VPERF_NR_COUNTERS, 0, 0);
+	n = vperf_slots_copy(desc, &own);
+	local_irq_save(flags);
+	ret = vperf_counters_program(desc, n, own, 0);
+	local_irq_restore(flags);
 	kfree(desc);
-	if (ret < 0)
-		pr_err(VPERF_PR_PREFIX "CPU %u: COUNTERS_SET failed: %lld\n", cpu, ret);
-	return vperf_hc_errno(ret);
+	if (ret)
+		pr_err(VPERF_PR_PREFIX "CPU %u: COUNTERS_SET of %u counters failed: %d\n", cpu, n, ret);
+	return ret;
 }
 
 static int vperf_cpu_online(unsigned int cpu)
@@ -386,6 +492,7 @@ int vperf_pages_init(void)
 {
 	int ret;
 
+	vperf_slots_init();
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "vperf/guest:online",
 				vperf_cpu_online, vperf_cpu_offline);
 	if (ret < 0) {
@@ -402,61 +509,326 @@ void vperf_pages_exit(void)
 	cpuhp_remove_state(vperf_cpuhp_state);
 }
 
-/*
- * SNAPSHOT on this CPU's vCPU and copy up to max of its counters into vals
- * with the page's seq protocol; *nr gets how many, *host_ns the snapshot's
- * host time.  Preemption must be off.
- * Never sleeps: the sched_switch probe calls it.
- */
-int vperf_snapshot(struct vperf_counter_value *vals, u32 max, u32 *nr, u64 *host_ns)
+/* The page's counters into snap, with this CPU's carry and own-exit correction. */
+static void vperf_snap_fill(const struct vperf_vcpu_page *page, struct vperf_snap *snap)
 {
-	struct vperf_vcpu_page *page = this_cpu_read(vperf_page);
+	const struct vperf_cpu_ctrs *c = this_cpu_ptr(&vperf_cpu_ctrs);
+	u64 own = __this_cpu_read(vperf_hc_made) - c->hc_at_set;
 	u32 seq, n = 0, i;
-	s64 ret;
 
-	if (!page)
-		return -ENODEV;
-	ret = vperf_hc(VPERF_HC_SNAPSHOT, 0, 0, 0, 0);
-	if (ret < 0)
-		return vperf_hc_errno(ret);
 	do {
 		seq = smp_load_acquire(&page->seq);
 		if (seq & 1) {
 			cpu_relax();
 			continue;
 		}
-		n = min(READ_ONCE(page->nr_counters), max);
-		*host_ns = READ_ONCE(page->host_time_ns);
+		n = min3(READ_ONCE(page->nr_counters), c->nr, (u32)VPERF_MAX_COUNTERS);
+		snap->host_ns = READ_ONCE(page->host_time_ns);
 		for (i = 0; i < n; i++) {
-			vals[i].value = READ_ONCE(page->counters[i].value);
-			vals[i].enabled = READ_ONCE(page->counters[i].enabled);
-			vals[i].running = READ_ONCE(page->counters[i].running);
+			snap->v[i].value = READ_ONCE(page->counters[i].value);
+			snap->v[i].enabled = READ_ONCE(page->counters[i].enabled);
+			snap->v[i].running = READ_ONCE(page->counters[i].running);
 		}
 		smp_rmb();
 	} while ((seq & 1) || READ_ONCE(page->seq) != seq);
-	*nr = n;
+	for (i = 0; i < n; i++) {
+		snap->adj[i] = c->carry[i].value - ((c->own_mask & (1u << i)) ? own : 0);
+		snap->v[i].value += snap->adj[i];	/* modulo 2^64: only differences count */
+		snap->v[i].enabled += c->carry[i].enabled;
+		snap->v[i].running += c->carry[i].running;
+	}
+	snap->nr = n;
+}
+
+/*
+ * SNAPSHOT on this CPU's vCPU and read its counters into snap: the values
+ * each slot counted since the module set it, without the module's own
+ * hypercall exits.  Interrupts are off inside (a reprogramming IPI must not
+ * come between the hypercall and the read).  Never sleeps: the
+ * sched_switch probe calls it.
+ */
+int vperf_snapshot(struct vperf_snap *snap)
+{
+	struct vperf_vcpu_page *page;
+	unsigned long flags;
+	s64 ret;
+
+	local_irq_save(flags);
+	page = this_cpu_read(vperf_page);
+	if (!page) {
+		local_irq_restore(flags);
+		return -ENODEV;
+	}
+	ret = vperf_hc(VPERF_HC_SNAPSHOT, 0, 0, 0, 0);
+	if (ret >= 0)
+		vperf_snap_fill(page, snap);
+	local_irq_restore(flags);
+	return ret < 0 ? vperf_hc_errno(ret) : 0;
+}
+
+/*
+ * NMI: the page as the host last wrote it (before raising the NMI), no
+ * hypercall.  snap->nr is 0 when the NMI hit a reprogramming.
+ */
+void vperf_snap_page(const struct vperf_vcpu_page *vp, struct vperf_snap *snap)
+{
+	if (READ_ONCE(this_cpu_ptr(&vperf_cpu_ctrs)->reprogramming)) {
+		snap->nr = 0;
+		return;
+	}
+	vperf_snap_fill(vp, snap);
+}
+
+/* ---- claiming slots ---- */
+
+struct vperf_reprog_arg {
+	const struct vperf_event_desc *desc;
+	u32 n, own_mask, keep;
+	atomic_t failed;
+	int err;
+};
+
+static void vperf_reprogram_ipi(void *p)
+{
+	struct vperf_reprog_arg *a = p;
+	struct vperf_snap snap;
+	int ret;
+
+	if (!this_cpu_read(vperf_page))
+		return;		/* not online yet: its online callback programs the table */
+	ret = vperf_counters_program(a->desc, a->n, a->own_mask, a->keep);
+	if (ret) {
+		if (atomic_inc_return(&a->failed) == 1)
+			a->err = ret;
+		return;
+	}
+	if (READ_ONCE(vperf_sample_period))
+		vperf_arm_this_cpu(READ_ONCE(vperf_sample_period));	/* COUNTERS_SET disarmed it */
+	/* the running thread's doorbell base, in the new raw terms */
+	if (!vperf_snapshot(&snap))
+		vperf_thread_republish(&snap);
+}
+
+/*
+ * Under vperf_slots_lock: every online vCPU counts the table now; slot
+ * `changed` (or none: VPERF_MAX_COUNTERS) restarts, the others go on.
+ */
+static int vperf_reprogram(struct vperf_event_desc *desc, u32 changed)
+{
+	struct vperf_reprog_arg a = { .desc = desc };
+	u32 i;
+
+	a.n = vperf_slots_copy(desc, &a.own_mask);
+	for (i = 0; i < a.n; i++)
+		if (i != changed)
+			a.keep |= 1u << i;
+	atomic_set(&a.failed, 0);
+	cpus_read_lock();
+	on_each_cpu(vperf_reprogram_ipi, &a, 1);
+	cpus_read_unlock();
+	return atomic_read(&a.failed) ? a.err : 0;
+}
+
+static bool vperf_desc_same(const struct vperf_event_desc *a, const struct vperf_event_desc *b)
+{
+	if (a->source != b->source)
+		return false;
+	if (a->source == VPERF_SRC_EXITS)
+		return a->arg == b->arg;
+	return !strncmp(a->name, b->name, sizeof(a->name));
+}
+
+/* A descriptor the host could take: the module's own checks (the host checks again). */
+static int vperf_desc_check(const struct vperf_event_desc *d)
+{
+	if (d->flags || !memchr(d->name, '\0', sizeof(d->name)))
+		return -EINVAL;
+	switch (d->source) {
+	case VPERF_SRC_PERF:
+	case VPERF_SRC_KVM_STAT:
+		return d->name[0] ? 0 : -EINVAL;
+	case VPERF_SRC_EXITS:
+		return d->arg == ~0ull || d->arg <= 255 ? 0 : -EINVAL;
+	case VPERF_SRC_STEAL:
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Under vperf_slots_lock: the slot counting d, or a new one (reprogramming every vCPU). */
+static int vperf_slot_claim(const struct vperf_event_desc *d, struct vperf_event_desc *scratch)
+{
+	struct vperf_event_desc old;
+	unsigned long flags;
+	u32 s, free = VPERF_MAX_COUNTERS;
+	int ret;
+
+	for (s = 0; s < vperf_nr_slots; s++) {
+		if (vperf_desc_same(&vperf_slots[s].desc, d)) {
+			atomic_inc(&vperf_slots[s].users);
+			return s;
+		}
+		if (s >= VPERF_FIXED_SLOTS && free == VPERF_MAX_COUNTERS &&
+		    !atomic_read(&vperf_slots[s].users))
+			free = s;
+	}
+	if (free == VPERF_MAX_COUNTERS) {
+		if (vperf_nr_slots == VPERF_MAX_COUNTERS)
+			return -ENOSPC;
+		free = vperf_nr_slots;
+	}
+	s = free;
+	old = vperf_slots[s].desc;
+	spin_lock_irqsave(&vperf_slots_spin, flags);
+	vperf_slots[s].desc = *d;
+	memset(vperf_slots[s].desc.name, 0, sizeof(d->name));
+	if (d->source != VPERF_SRC_EXITS)
+		strscpy(vperf_slots[s].desc.name, d->name, sizeof(d->name));
+	vperf_slots[s].own_hc = vperf_desc_counts_hc(d);
+	if (s == vperf_nr_slots)
+		vperf_nr_slots++;
+	spin_unlock_irqrestore(&vperf_slots_spin, flags);
+
+	ret = vperf_reprogram(scratch, s);
+	if (ret) {
+		/* the host refused it (the same on every vCPU): the slot as it was */
+		spin_lock_irqsave(&vperf_slots_spin, flags);
+		vperf_slots[s].desc = old;
+		vperf_slots[s].own_hc = vperf_desc_counts_hc(&old);
+		if (s == vperf_nr_slots - 1 && !old.source)
+			vperf_nr_slots--;
+		spin_unlock_irqrestore(&vperf_slots_spin, flags);
+		vperf_reprogram(scratch, s);
+		return ret;
+	}
+	atomic_set(&vperf_slots[s].users, 1);
+	return s;
+}
+
+int vperf_slots_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *bad)
+{
+	struct vperf_event_desc *scratch;
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		ret = vperf_desc_check(&ev[i]);
+		if (ret) {
+			*bad = i;
+			return ret;
+		}
+	}
+	/* COUNTERS_SET's array: guest-physical memory, allocated here (not in an IPI) */
+	scratch = kcalloc(VPERF_MAX_COUNTERS, sizeof(*scratch), GFP_KERNEL);
+	if (!scratch)
+		return -ENOMEM;
+	mutex_lock(&vperf_slots_lock);
+	for (i = 0; i < n; i++) {
+		ret = vperf_slot_claim(&ev[i], scratch);
+		if (ret < 0) {
+			*bad = i;
+			vperf_slots_put(slots, i);
+			break;
+		}
+		slots[i] = ret;
+		ret = 0;
+	}
+	mutex_unlock(&vperf_slots_lock);
+	kfree(scratch);
+	return ret;
+}
+
+/* Any context: more users of slots already claimed (an inherited context). */
+void vperf_slots_hold(const u8 *slots, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		atomic_inc(&vperf_slots[slots[i]].users);
+}
+
+/* Any context.  A slot nobody counts stays programmed until another event needs it. */
+void vperf_slots_put(const u8 *slots, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		WARN_ON_ONCE(atomic_dec_return(&vperf_slots[slots[i]].users) < 0);
+}
+
+static void vperf_slots_init(void)
+{
+	u32 i;
+
+	for (i = 0; i < VPERF_FIXED_SLOTS; i++) {
+		struct vperf_event_desc *d = &vperf_slots[i].desc;
+
+		memset(d, 0, sizeof(*d));
+		d->source = vperf_counter_defs[i].source;
+		d->arg = vperf_counter_defs[i].arg;
+		strscpy(d->name, vperf_counter_defs[i].event, sizeof(d->name));
+		vperf_slots[i].own_hc = vperf_desc_counts_hc(d);
+		atomic_set(&vperf_slots[i].users, 1);	/* never taken away */
+	}
+	vperf_nr_slots = VPERF_FIXED_SLOTS;
+}
+
+/* VPERF_IOC_EVENT_INFO: the host's event list, one entry per call. */
+long vperf_ioctl_event_info(void __user *uarg)
+{
+	struct vperf_event_query q;
+	struct vperf_event_desc *d;
+	u32 usize;
+	s64 ret;
+
+	if (!(vperf_dev.features & VPERF_FEAT_EVENT_INFO))
+		return -EOPNOTSUPP;
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < VPERF_EVENT_QUERY_SIZE_VER0)
+		return -EINVAL;
+	ret = copy_struct_from_user(&q, sizeof(q), uarg, usize);
+	if (ret)
+		return ret;
+	d = kzalloc(sizeof(*d), GFP_KERNEL);	/* the host writes guest-physical memory */
+	if (!d)
+		return -ENOMEM;
+	preempt_disable();
+	ret = vperf_hc(VPERF_HC_EVENT_INFO, q.index, virt_to_phys(d), 0, 0);
+	preempt_enable();
+	if (ret == -VPERF_ENOENT || ret < 0) {
+		kfree(d);
+		return ret == -VPERF_ENOENT ? -ENOENT : vperf_hc_errno(ret);
+	}
+	memcpy(&q.event, d, sizeof(q.event));
+	kfree(d);
+	q.event.name[sizeof(q.event.name) - 1] = '\0';	/* the host's string, terminated here */
+	q.status = ret == 0 ? 0 : ret == VPERF_ENODEV ? -ENODEV : ret == VPERF_EPERM ? -EPERM :
+		   ret == VPERF_ENOENT ? -ENOENT : -EINVAL;
+	q.size = min_t(u32, usize, sizeof(q));
+	if (copy_to_user(uarg, &q, q.size))
+		return -EFAULT;
 	return 0;
 }
 
 struct vperf_totals_arg {
-	struct vperf_counter_value vals[VPERF_NR_COUNTERS];
-	u32 nr;
+	struct vperf_snap snap;
 	int ret;
 };
 
 static void vperf_totals_ipi(void *p)
 {
 	struct vperf_totals_arg *a = p;
-	u64 host_ns;
 
-	a->ret = vperf_snapshot(a->vals, VPERF_NR_COUNTERS, &a->nr, &host_ns);
+	a->ret = vperf_snapshot(&a->snap);
 }
 
 /* VPERF_IOC_VCPU_TOTALS: one SNAPSHOT on every online CPU, by IPI. */
 long vperf_ioctl_vcpu_totals(void __user *uarg)
 {
 	struct vperf_vcpu_totals *kt;
-	struct vperf_totals_arg a;
+	struct vperf_totals_arg *a;
 	unsigned int cpu;
 	u32 usize, i;
 	long ret = 0;
@@ -468,25 +840,30 @@ long vperf_ioctl_vcpu_totals(void __user *uarg)
 	if (!vperf_may_see_all())
 		return -EACCES;		/* system-wide, as perf's cpu-wide events */
 	kt = kzalloc(sizeof(*kt), GFP_KERNEL);
-	if (!kt)
-		return -ENOMEM;
+	a = kmalloc(sizeof(*a), GFP_KERNEL);
+	if (!kt || !a) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
 		if (kt->nr_cpus == VPERF_TOTALS_MAX_CPUS)
 			break;
-		memset(&a, 0, sizeof(a));
-		if (smp_call_function_single(cpu, vperf_totals_ipi, &a, 1) || a.ret)
+		memset(a, 0, sizeof(*a));
+		if (smp_call_function_single(cpu, vperf_totals_ipi, a, 1) || a->ret)
 			continue;	/* no page there (yet) */
 		kt->cpus[kt->nr_cpus].cpu = cpu;
-		for (i = 0; i < a.nr && i < VPERF_THREAD_MAX_COUNTERS; i++)
-			kt->cpus[kt->nr_cpus].value[i] = a.vals[i].value;
+		for (i = 0; i < a->snap.nr && i < VPERF_THREAD_MAX_COUNTERS; i++)
+			kt->cpus[kt->nr_cpus].value[i] = a->snap.v[i].value;
 		kt->nr_cpus++;
 	}
 	cpus_read_unlock();
 	kt->size = sizeof(*kt);
-	kt->nr_counters = VPERF_NR_COUNTERS;
+	kt->nr_counters = VPERF_NR_COUNTERS;	/* the fixed slots; others come and go */
 	if (copy_to_user(uarg, kt, sizeof(*kt)))
 		ret = -EFAULT;
+out:
+	kfree(a);
 	kfree(kt);
 	return ret;
 }

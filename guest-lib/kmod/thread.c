@@ -93,11 +93,12 @@ struct vperf_thread {
 	u32 row_flags;			/* VPERF_ROW_* once finished */
 	char comm[TASK_COMM_LEN];	/* the name when it finished */
 	int base_cpu;			/* CPU of base[], -1: none */
-	u32 nr;				/* counters in base[] */
+	u32 nr;				/* the context's counters (events) */
+	u8 slot[VPERF_THREAD_MAX_COUNTERS];	/* the vCPU counter slot of each; one user reference */
 	u64 base_host_ns;		/* host time of base[] */
 	u64 base_guest_ns;		/* local_clock() at base[] */
 	u64 base_sched_ns;		/* the task's se.sum_exec_runtime at base[] */
-	struct vperf_counter_value base[VPERF_NR_COUNTERS];
+	struct vperf_counter_value base[VPERF_THREAD_MAX_COUNTERS];	/* counter i's slot then */
 	/* sampling (VPERF_THREAD_SAMPLE): NULL ring: none */
 	struct page **ring;		/* the header page, then the data pages */
 	u32 ring_pages;			/* 1 + data pages */
@@ -146,9 +147,9 @@ static void vperf_thread_invalidate(struct vperf_thread *t)
 }
 
 /* Add (now - base) to the thread page; the thread's slice ended on this CPU. */
-static void vperf_thread_account(struct vperf_thread *t,
-				 const struct vperf_counter_value *now, u32 nr, u64 host_ns)
+static void vperf_thread_account(struct vperf_thread *t, const struct vperf_snap *snap)
 {
+	u64 host_ns = snap->host_ns;
 	struct vperf_thread_page *tp = t->tp;
 	struct task_struct *task;
 	u32 i;
@@ -159,19 +160,23 @@ static void vperf_thread_account(struct vperf_thread *t,
 		vperf_thread_invalidate(t);
 		return;
 	}
-	nr = min(nr, t->nr);
 	WRITE_ONCE(tp->seq, tp->seq + 1);
 	smp_wmb();
-	for (i = 0; i < nr; i++) {
-		struct vperf_counter_value *b = &t->base[i];
+	for (i = 0; i < t->nr; i++) {
+		const struct vperf_counter_value *b = &t->base[i], *now = &snap->v[t->slot[i]];
 
-		/* A counter reset under us (COUNTERS_SET) goes backwards: skip. */
-		if (now[i].value >= b->value)
-			tp->counters[i].value += now[i].value - b->value;
-		if (now[i].enabled >= b->enabled)
-			tp->counters[i].enabled += now[i].enabled - b->enabled;
-		if (now[i].running >= b->running)
-			tp->counters[i].running += now[i].running - b->running;
+		if (t->slot[i] >= snap->nr)
+			continue;	/* the host lost the counter (someone else's COUNTERS_SET) */
+		/*
+		 * Slots carry their counts across reprogramming (pv.c), so they
+		 * never go back; value is modulo 2^64 (the own-exit correction).
+		 */
+		if (now->value - b->value < (1ull << 63))
+			tp->counters[i].value += now->value - b->value;
+		if (now->enabled >= b->enabled)
+			tp->counters[i].enabled += now->enabled - b->enabled;
+		if (now->running >= b->running)
+			tp->counters[i].running += now->running - b->running;
 	}
 	if (host_ns >= t->base_host_ns)
 		tp->host_ns += host_ns - t->base_host_ns;
@@ -192,8 +197,7 @@ static void vperf_thread_account(struct vperf_thread *t,
 	WRITE_ONCE(tp->seq, tp->seq + 1);
 }
 
-static void vperf_thread_set_base(struct vperf_thread *t,
-				  const struct vperf_counter_value *now, u32 nr, u64 host_ns)
+static void vperf_thread_set_base(struct vperf_thread *t, const struct vperf_snap *snap)
 {
 	struct vperf_thread_page *tp = t->tp;
 	struct task_struct *task;
@@ -202,19 +206,48 @@ static void vperf_thread_set_base(struct vperf_thread *t,
 	/* odd first: an overflow NMI here (vperf_thread_overflow) must not use a half-copied base */
 	WRITE_ONCE(tp->seq, tp->seq + 1);
 	smp_wmb();
-	t->base_host_ns = host_ns;
+	t->base_host_ns = snap->host_ns;
 	t->base_guest_ns = local_clock();
 	task = READ_ONCE(t->task);	/* as in vperf_thread_account() */
 	t->base_sched_ns = task ? task->se.sum_exec_runtime : 0;
-	memcpy(t->base, now, nr * sizeof(*now));
-	t->nr = nr;
+	for (i = 0; i < t->nr; i++)
+		t->base[i] = t->slot[i] < snap->nr ? snap->v[t->slot[i]] :
+			     (struct vperf_counter_value){ 0 };
 	t->base_cpu = smp_processor_id();
-	/* published for the doorbell read, under seq: the thread is not in user mode now */
-	for (i = 0; i < nr && i < VPERF_THREAD_MAX_COUNTERS; i++)
-		tp->base[i] = now[i].value;
+	/*
+	 * Published for the doorbell read, under seq (the thread is not in
+	 * user mode now), in the doorbell's terms: the host's raw value.
+	 */
+	for (i = 0; i < t->nr; i++)
+		tp->base[i] = t->slot[i] < snap->nr ? t->base[i].value - snap->adj[t->slot[i]] : 0;
 	tp->base_valid = 1;
 	smp_wmb();
 	WRITE_ONCE(tp->seq, tp->seq + 1);
+}
+
+/*
+ * The reprogramming IPI (pv.c), on each CPU after a COUNTERS_SET: the
+ * counts went on (carry), but the host's raw values restarted, so the
+ * running thread's doorbell base is published again in the new terms.
+ */
+void vperf_thread_republish(const struct vperf_snap *snap)
+{
+	struct vperf_thread_page *tp;
+	struct vperf_thread *t;
+	u32 i;
+
+	rcu_read_lock();
+	t = vperf_thread_find(current);
+	if (t && t->base_cpu == (int)smp_processor_id() && t->tp->base_valid) {
+		tp = t->tp;
+		WRITE_ONCE(tp->seq, tp->seq + 1);
+		smp_wmb();
+		for (i = 0; i < t->nr; i++)
+			tp->base[i] = t->slot[i] < snap->nr ? t->base[i].value - snap->adj[t->slot[i]] : 0;
+		smp_wmb();
+		WRITE_ONCE(tp->seq, tp->seq + 1);
+	}
+	rcu_read_unlock();
 }
 
 /* sched_switch: preemption is off, the runqueue lock held.  Never sleeps. */
@@ -223,10 +256,8 @@ static void vperf_probe_sched_switch(void *data, bool preempt,
 				     struct task_struct *next,
 				     unsigned int prev_state)
 {
-	struct vperf_counter_value now[VPERF_NR_COUNTERS];
+	struct vperf_snap snap;
 	struct vperf_thread *pt, *nt;
-	u64 host_ns;
-	u32 nr;
 
 	if (!atomic_read(&vperf_nr_threads))
 		return;
@@ -236,7 +267,7 @@ static void vperf_probe_sched_switch(void *data, bool preempt,
 	if (!pt && !nt)
 		goto unlock;
 	/* One hypercall for both ends of the switch. */
-	if (vperf_snapshot(now, VPERF_NR_COUNTERS, &nr, &host_ns)) {
+	if (vperf_snapshot(&snap)) {
 		atomic_long_inc(&vperf_snapshot_failures);
 		if (pt)
 			vperf_thread_invalidate(pt);
@@ -245,9 +276,9 @@ static void vperf_probe_sched_switch(void *data, bool preempt,
 		goto unlock;
 	}
 	if (pt)
-		vperf_thread_account(pt, now, nr, host_ns);
+		vperf_thread_account(pt, &snap);
 	if (nt)
-		vperf_thread_set_base(nt, now, nr, host_ns);
+		vperf_thread_set_base(nt, &snap);
 unlock:
 	rcu_read_unlock();
 }
@@ -278,9 +309,12 @@ static void vperf_thread_free_rcu(struct rcu_head *rcu)
 
 /*
  * A context for task, not yet on any list; gfp GFP_KERNEL in process
- * context, GFP_NOWAIT in a probe.  Takes a reference on the task.
+ * context, GFP_NOWAIT in a probe.  Takes a reference on the task; the
+ * caller holds a user reference on each of the nr slots, which the context
+ * owns from here (vperf_thread_finish and vperf_thread_discard put them).
  */
-static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 flags, gfp_t gfp)
+static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 flags,
+					       const u8 *slots, u32 nr, gfp_t gfp)
 {
 	struct vperf_thread *t;
 
@@ -295,7 +329,10 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 	t->tp = page_address(t->page);
 	t->tp->size = sizeof(*t->tp);
 	t->tp->version = VPERF_THREAD_PAGE_VERSION;
-	t->tp->nr = VPERF_NR_COUNTERS;
+	t->tp->nr = nr;
+	t->nr = nr;
+	memcpy(t->slot, slots, nr);
+	memcpy(t->tp->slot, slots, nr);
 	t->flags = flags;
 	t->base_cpu = -1;
 	t->pid = get_task_pid(task, PIDTYPE_PID);
@@ -305,9 +342,10 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 	return t;
 }
 
-/* A context that never went live (lost a race, over the limit). */
+/* A context that never went live (lost a race, over the limit): its slot references go too. */
 static void vperf_thread_discard(struct vperf_thread *t)
 {
+	vperf_slots_put(t->slot, t->nr);
 	vperf_ring_free(t);
 	put_task_struct(t->task);
 	put_page(t->page);
@@ -339,6 +377,7 @@ static void vperf_thread_finish(struct vperf_thread *t, u32 row_flag)
 	t->row_flags |= row_flag;
 	put_task_struct(t->task);	/* never the last: the caller or the task holds one */
 	t->task = NULL;
+	vperf_slots_put(t->slot, t->nr);
 	if (t->ring)
 		vperf_sampling_put();	/* its ring stays readable until unmapped */
 }
@@ -346,17 +385,15 @@ static void vperf_thread_finish(struct vperf_thread *t, u32 row_flag)
 /* Account the running slice of current (this CPU) and start a new one. */
 static void vperf_thread_resample(struct vperf_thread *t, bool again)
 {
-	struct vperf_counter_value now[VPERF_NR_COUNTERS];
-	u64 host_ns;
-	u32 nr;
+	struct vperf_snap snap;
 
-	if (vperf_snapshot(now, VPERF_NR_COUNTERS, &nr, &host_ns)) {
+	if (vperf_snapshot(&snap)) {
 		vperf_thread_invalidate(t);
 		return;
 	}
-	vperf_thread_account(t, now, nr, host_ns);
+	vperf_thread_account(t, &snap);
 	if (again)
-		vperf_thread_set_base(t, now, nr, host_ns);
+		vperf_thread_set_base(t, &snap);
 }
 
 /* sched_process_exit: the exiting thread (current) ends its context.  Never sleeps. */
@@ -381,19 +418,28 @@ static void vperf_probe_process_exit(void *data, struct task_struct *task)
 static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 				     struct task_struct *child)
 {
+	u8 slots[VPERF_THREAD_MAX_COUNTERS];
 	struct vperf_thread *pt, *ct;
-	u32 flags;
+	u32 flags, nr = 0;
 
 	if (!atomic_read(&vperf_nr_threads))
 		return;
 	rcu_read_lock();
 	pt = vperf_thread_find(parent);
 	flags = pt ? READ_ONCE(pt->flags) & ~VPERF_THREAD_SAMPLE : 0;	/* children count, not sample */
+	if (flags & VPERF_THREAD_INHERIT) {
+		/* the parent's events (set at its start, never changed) and a reference on each */
+		nr = pt->nr;
+		memcpy(slots, pt->slot, nr);
+		vperf_slots_hold(slots, nr);
+	}
 	rcu_read_unlock();
 	if (!(flags & VPERF_THREAD_INHERIT))
 		return;
 
-	ct = vperf_thread_alloc(child, flags, GFP_NOWAIT | __GFP_NOWARN);
+	ct = vperf_thread_alloc(child, flags, slots, nr, GFP_NOWAIT | __GFP_NOWARN);
+	if (!ct)
+		vperf_slots_put(slots, nr);
 	spin_lock(&vperf_threads_lock);
 	pt = vperf_thread_find(parent);	/* again: it may have ended meanwhile */
 	if (!pt) {
@@ -471,7 +517,8 @@ void vperf_thread_overflow(struct pt_regs *regs, const struct vperf_vcpu_page *v
 	struct vperf_thread_page *tp;
 	struct vperf_sig_work *sw;
 	struct vperf_thread *t;
-	u64 head, tail, idx, values[VPERF_NR_COUNTERS];
+	u64 head, tail, idx, values[VPERF_THREAD_MAX_COUNTERS];
+	struct vperf_snap snap;
 	u32 i, seq, nr = 0;
 
 	rcu_read_lock();
@@ -482,10 +529,11 @@ void vperf_thread_overflow(struct pt_regs *regs, const struct vperf_vcpu_page *v
 	tp = t->tp;
 	seq = READ_ONCE(tp->seq);
 	if (!(seq & 1) && t->base_cpu == (int)smp_processor_id()) {
-		nr = min_t(u32, t->nr, VPERF_NR_COUNTERS);
-		for (i = 0; i < nr; i++)
-			values[i] = tp->counters[i].value +
-				    (vp->counters[i].value - t->base[i].value);
+		vperf_snap_page(vp, &snap);	/* nr 0: the NMI hit a reprogramming */
+		for (i = 0; i < t->nr && snap.nr; i++)
+			values[i] = tp->counters[i].value + (t->slot[i] < snap.nr ?
+				    snap.v[t->slot[i]].value - t->base[i].value : 0);
+		nr = snap.nr ? t->nr : 0;
 	}
 	/* into this vCPU's trace ring too, while tracing is on (trace.c) */
 	vperf_trace_sample(regs, values, nr);
@@ -576,8 +624,7 @@ static int vperf_sample_args_check(const struct vperf_thread_start *ks, u32 usiz
 		return -EINVAL;		/* the fields are not there */
 	if (ks->tid != 0 && ks->tid != task_pid_vnr(current))
 		return -EINVAL;		/* the callback runs in the sampled thread */
-	if (ks->sample_counter != VPERF_THREAD_CTR_VCPU_CLOCK)
-		return -EINVAL;
+	/* sample_counter: checked against the context's events (vperf_ioctl_thread_start) */
 	if (!ks->sample_pages || ks->sample_pages > VPERF_SAMPLE_MAX_PAGES ||
 	    (ks->sample_pages & (ks->sample_pages - 1)))
 		return -EINVAL;
@@ -616,15 +663,47 @@ static int vperf_ring_alloc(struct vperf_thread *t, const struct vperf_thread_st
 	return 0;
 }
 
+/*
+ * START's events: the user's list (VER2) or the three fixed ones, claimed
+ * as vCPU counter slots.  0, or -errno with *bad the event it is about.
+ */
+static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize, u8 *slots,
+			      u32 *nr, u32 *bad)
+{
+	struct vperf_event_desc *ev;
+	u32 i;
+	int ret;
+
+	if (usize < VPERF_THREAD_START_SIZE_VER2 || !ks->nr_events) {
+		for (i = 0; i < VPERF_FIXED_SLOTS; i++)
+			slots[i] = i;
+		*nr = VPERF_FIXED_SLOTS;
+		vperf_slots_hold(slots, *nr);
+		return 0;
+	}
+	if (ks->nr_events > VPERF_THREAD_MAX_COUNTERS) {
+		*bad = VPERF_THREAD_MAX_COUNTERS;
+		return -E2BIG;
+	}
+	ev = memdup_user(u64_to_user_ptr(ks->events), ks->nr_events * sizeof(*ev));
+	if (IS_ERR(ev))
+		return PTR_ERR(ev);
+	ret = vperf_slots_get(ev, ks->nr_events, slots, bad);
+	kfree(ev);
+	if (!ret)
+		*nr = ks->nr_events;
+	return ret;
+}
+
 long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 {
-	struct vperf_counter_value now[VPERF_NR_COUNTERS];
+	u8 slots[VPERF_THREAD_MAX_COUNTERS];
 	struct vperf_file *vf = file->private_data;
 	struct task_struct *task;
 	struct vperf_thread_start ks;
 	struct vperf_thread *t;
-	u32 usize, nr;
-	u64 host_ns;
+	struct vperf_snap snap;
+	u32 usize, nr = 0, bad = ~0u, i;
 	int ret;
 
 	if (get_user(usize, (u32 __user *)uarg))
@@ -658,8 +737,24 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 			goto put_task;
 	}
 
-	t = vperf_thread_alloc(task, ks.flags, GFP_KERNEL);
+	ret = vperf_start_events(&ks, usize, slots, &nr, &bad);
+	if (ret) {
+		/* which event, for the caller's message (the rest of the structure is not written) */
+		if (bad != ~0u && usize >= VPERF_THREAD_START_SIZE_VER2)
+			put_user((s32)bad, (s32 __user *)(uarg + offsetof(struct vperf_thread_start,
+									   bad_event)));
+		goto put_task;
+	}
+	/* the sampled counter is the vcpu-clock (slot 0): the only one armed for NMIs */
+	if ((ks.flags & VPERF_THREAD_SAMPLE) &&
+	    (ks.sample_counter >= nr || slots[ks.sample_counter] != VPERF_THREAD_CTR_VCPU_CLOCK)) {
+		vperf_slots_put(slots, nr);
+		ret = -EINVAL;
+		goto put_task;
+	}
+	t = vperf_thread_alloc(task, ks.flags, slots, nr, GFP_KERNEL);
 	if (!t) {
+		vperf_slots_put(slots, nr);
 		ret = -ENOMEM;
 		goto put_task;
 	}
@@ -693,15 +788,17 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 		goto unlock;
 	}
 	if (task == current) {
-		ret = vperf_snapshot(now, VPERF_NR_COUNTERS, &nr, &host_ns);
+		ret = vperf_snapshot(&snap);
 		if (ret)
 			goto unlock;
-		if (nr < VPERF_NR_COUNTERS) {
-			/* Someone else replaced this vCPU's counters. */
-			ret = -ENODEV;
-			goto unlock;
+		for (i = 0; i < nr; i++) {
+			if (slots[i] >= snap.nr) {
+				/* Someone else replaced this vCPU's counters. */
+				ret = -ENODEV;
+				goto unlock;
+			}
 		}
-		vperf_thread_set_base(t, now, nr, host_ns);
+		vperf_thread_set_base(t, &snap);
 	}
 	/* Another thread: its base comes at its next switch-in. */
 	vperf_thread_link(vf, t);
@@ -710,7 +807,8 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 
 	/* the out fields; the caller's in fields stay as they were */
 	ks.size = min_t(u32, usize, sizeof(ks));
-	ks.nr_counters = VPERF_NR_COUNTERS;
+	ks.nr_counters = nr;
+	ks.bad_event = -1;
 	ks.page_size = PAGE_SIZE;
 	ks.page_version = VPERF_THREAD_PAGE_VERSION;
 	if (copy_to_user(uarg, &ks, ks.size))

@@ -31,27 +31,48 @@ extern atomic_long_t vperf_irq_count;
 extern int vperf_irq;
 
 /*
+ * Hypercalls this CPU made (vperf_hc below).  Each is one port-I/O exit,
+ * which the host counts in the exit counters of the vCPU; vperf_snapshot()
+ * takes them out of the counters that count them (own_hc slots), so that a
+ * thread's counts never hold the module's own exits.
+ */
+DECLARE_PER_CPU(u64, vperf_hc_made);
+
+/*
  * A hypercall: op in EAX, arguments in RBX, RCX, RSI, RDI, a 32-bit write
  * to the device's port; the result comes back in RAX (docs/abi.md, 2).  It
  * concerns the vCPU that runs it: callers that name per-vCPU state must not
- * migrate (preemption off, or a CPU-bound thread).
+ * migrate (preemption off, or a CPU-bound thread).  Interrupts are off
+ * around it so that the exit and its count land on the same CPU.
  */
 static inline s64 vperf_hc(u32 op, u64 a0, u64 a1, u64 a2, u64 a3)
 {
+	unsigned long flags;
 	u64 rax = op;
 
+	local_irq_save(flags);
 	asm volatile("outl %%eax, %%dx"
 		     : "+a" (rax)
 		     : "d" (vperf_dev.port), "b" (a0), "c" (a1), "S" (a2), "D" (a3)
 		     : "memory");
+	this_cpu_inc(vperf_hc_made);
+	local_irq_restore(flags);
 	return (s64)rax;
 }
 
 /*
- * The virtual counters the module sets on every vCPU (COUNTERS_SET), in
- * index order: the per-thread pages carry the same list.  uapi_index is the
- * vperf_thread_counter_index it appears at; name is what user space (the pv
- * backend) calls it.
+ * The counter slots (pv.c): the events every vCPU counts, the same on all
+ * of them, at most VPERF_MAX_COUNTERS.  Slots 0..2 are fixed (vcpu-clock,
+ * steal, exits: what a context without an event list counts, what sampling
+ * and VPERF_IOC_VCPU_TOTALS use); the others are taken by the contexts
+ * that ask for other events and kept until a new event needs the slot.
+ */
+#define VPERF_FIXED_SLOTS	3
+#define VPERF_SLOT_NONE		0xff
+
+/*
+ * The fixed slots' events, in index order (enum vperf_thread_counter_index):
+ * name is what user space (the pv backend) calls it.
  */
 struct vperf_counter_def {
 	const char *name;	/* e.g. "vperf::vcpu-clock" */
@@ -60,8 +81,16 @@ struct vperf_counter_def {
 	const char *event;	/* vperf_event_desc.name */
 };
 
-#define VPERF_NR_COUNTERS	3
+#define VPERF_NR_COUNTERS	VPERF_FIXED_SLOTS
 extern const struct vperf_counter_def vperf_counter_defs[VPERF_NR_COUNTERS];
+
+/* One SNAPSHOT of this CPU: values with the module's own exits taken out. */
+struct vperf_snap {
+	u32 nr;				/* slots programmed on this CPU */
+	u64 host_ns;
+	struct vperf_counter_value v[VPERF_MAX_COUNTERS];
+	u64 adj[VPERF_MAX_COUNTERS];	/* v[s].value - the page's raw value */
+};
 
 struct file;
 struct vm_area_struct;
@@ -71,7 +100,13 @@ int vperf_pv_detect(void);
 int vperf_hc_errno(s64 ret);
 int vperf_pages_init(void);
 void vperf_pages_exit(void);
-int vperf_snapshot(struct vperf_counter_value *vals, u32 max, u32 *nr, u64 *host_ns);
+int vperf_snapshot(struct vperf_snap *snap);	/* interrupts or preemption off */
+void vperf_snap_page(const struct vperf_vcpu_page *vp, struct vperf_snap *snap);	/* NMI */
+/* slots: claim (process context, may reprogram every vCPU), hold more users (any context), release */
+int vperf_slots_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *bad);
+void vperf_slots_hold(const u8 *slots, u32 n);
+void vperf_slots_put(const u8 *slots, u32 n);
+long vperf_ioctl_event_info(void __user *uarg);
 /* sampling (pv.c): the overflow NMI armed on every vCPU while a sampling context lives */
 int vperf_sampling_init(void);
 void vperf_sampling_exit(void);
@@ -88,6 +123,7 @@ void vperf_threads_exit(void);
 int vperf_threads_count(void);
 void vperf_thread_overflow(struct pt_regs *regs, const struct vperf_vcpu_page *vp);	/* NMI */
 void vperf_sampling_sync(void);		/* the pending sample signals are sent */
+void vperf_thread_republish(const struct vperf_snap *snap);	/* reprogramming IPI */
 int vperf_thread_open(struct file *file);
 void vperf_thread_release(struct file *file);
 long vperf_ioctl_thread_start(struct file *file, void __user *uarg);

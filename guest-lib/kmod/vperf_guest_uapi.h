@@ -121,12 +121,23 @@ struct vperf_thread_page {
 	__u64 base[VPERF_THREAD_MAX_COUNTERS];
 	__u32 base_valid;
 	__u32 reserved2;
+	/*
+	 * Since 2026-11-26 (size >= VPERF_THREAD_PAGE_SIZE_VER1): the
+	 * doorbell slot of counter i (the vCPU counter its value comes from:
+	 * load 8 * slot[i]); before, slot i.
+	 */
+	__u8 slot[VPERF_THREAD_MAX_COUNTERS];
 };
+
+#define VPERF_THREAD_PAGE_SIZE_VER0	312
+#define VPERF_THREAD_PAGE_SIZE_VER1	320
 
 _Static_assert(sizeof(struct vperf_thread_counter) == 24,
 	       "struct vperf_thread_counter layout changed");
-_Static_assert(sizeof(struct vperf_thread_page) == 48 + 32 * VPERF_THREAD_MAX_COUNTERS + 8,
+_Static_assert(sizeof(struct vperf_thread_page) == VPERF_THREAD_PAGE_SIZE_VER1,
 	       "struct vperf_thread_page layout changed");
+_Static_assert(__builtin_offsetof(struct vperf_thread_page, slot) == VPERF_THREAD_PAGE_SIZE_VER0,
+	       "slot offset");
 _Static_assert(__builtin_offsetof(struct vperf_thread_page, base) == 240, "base offset");
 _Static_assert(sizeof(struct vperf_thread_page) <= 4096, "thread page too big");
 _Static_assert(__builtin_offsetof(struct vperf_thread_page, seq) == 8, "seq offset");
@@ -152,13 +163,33 @@ struct vperf_thread_start {
 				 * >= VPERF_SAMPLE_MIN_PERIOD) */
 	__s32 sample_signo;	/* in: a signal to the thread per sample, 0: none */
 	__s32 sample_cookie;	/* in: that signal's si_fd (libvperf: this file's fd) */
+	/*
+	 * VER2: the events the context counts, in counter order (0: the three
+	 * of enum vperf_thread_counter_index).  Each as the host's
+	 * COUNTERS_SET takes it (docs/abi.md 2.3); with VPERF_THREAD_SAMPLE,
+	 * sample_counter must be the index of the vcpu-clock event (PERF
+	 * "task-clock").  Inherited contexts count the same events.
+	 */
+	__u32 nr_events;	/* in: <= VPERF_THREAD_MAX_COUNTERS */
+	__s32 bad_event;	/* out: the event an error is about, -1: none */
+	__u64 events;		/* in: user address of struct vperf_thread_event[nr_events] */
+};
+
+/* One event of a context: the layout of the ABI's struct vperf_event_desc. */
+struct vperf_thread_event {
+	__u32 source;		/* enum vperf_source: 1 PERF, 2 KVM_STAT, 3 EXITS, 4 STEAL */
+	__u32 flags;		/* 0 */
+	__u64 arg;		/* EXITS: the KVM exit reason, ~0: all */
+	char name[64];		/* NUL-terminated: a perf/libpfm4 name, a KVM statistic */
 };
 
 #define VPERF_THREAD_START_SIZE_VER0	24
 #define VPERF_THREAD_START_SIZE_VER1	48
+#define VPERF_THREAD_START_SIZE_VER2	64
 
-_Static_assert(sizeof(struct vperf_thread_start) == VPERF_THREAD_START_SIZE_VER1,
+_Static_assert(sizeof(struct vperf_thread_start) == VPERF_THREAD_START_SIZE_VER2,
 	       "struct vperf_thread_start layout changed");
+_Static_assert(sizeof(struct vperf_thread_event) == 80, "struct vperf_thread_event layout changed");
 
 /*
  * Sampling (VPERF_THREAD_SAMPLE).  Every vCPU's counter overflows each
@@ -248,10 +279,14 @@ _Static_assert(sizeof(struct vperf_thread_list) == VPERF_THREAD_LIST_SIZE_VER0,
 	       "struct vperf_thread_list layout changed");
 
 /*
- * Errors: EINVAL bad size or flags; EBUSY the thread already has a context
+ * Errors: EINVAL bad size or flags, a malformed event; EBUSY the thread already has a context
  * (on any file); ESRCH no such thread, or one that is exiting; EACCES the paranoid setting forbids
  * it; ENODEV no vCPU counters here; ENOENT no context of the calling thread
- * on this file (READ, STOP, mmap).
+ * on this file (READ, STOP, mmap).  For an event (bad_event says which): E2BIG more than
+ * VPERF_THREAD_MAX_COUNTERS; ENOSPC the vCPUs' VPERF_MAX_COUNTERS (16) slots are taken by
+ * other live contexts' events; the host's refusals as in docs/abi.md 2.3: ENOENT an unknown
+ * name, ENODEV not countable on this host (a hardware event without a host PMU), EPERM
+ * the host's allowlist refuses it.
  */
 #define VPERF_IOC_THREAD_START	_IOWR(VPERF_IOC_MAGIC, 0x01, struct vperf_thread_start)
 #define VPERF_IOC_THREAD_STOP	_IO(VPERF_IOC_MAGIC, 0x02)
@@ -379,5 +414,28 @@ _Static_assert(sizeof(struct vperf_trace_sampler) == VPERF_TRACE_SAMPLER_SIZE_VE
 	       "struct vperf_trace_sampler layout changed");
 
 #define VPERF_IOC_TRACE_SAMPLE	_IOW(VPERF_IOC_MAGIC, 0x07, struct vperf_trace_sampler)
+
+/*
+ * VPERF_IOC_EVENT_INFO: entry `index` of the events the host offers
+ * (the ABI's EVENT_INFO hypercall, docs/abi.md 2.3 "Discovery"): the event
+ * as THREAD_START's events take it, and whether it can count here: status
+ * 0, or -ENODEV (not on this host: no PMU), -EPERM (the host's allowlist
+ * refuses it), -EINVAL (anything else the host said).  ENOENT past the last
+ * entry; EOPNOTSUPP a device without VPERF_FEAT_EVENT_INFO.
+ */
+struct vperf_event_query {
+	__u32 size;		/* in: caller's sizeof; out: bytes filled */
+	__u32 index;		/* in */
+	__s32 status;		/* out */
+	__u32 reserved;
+	struct vperf_thread_event event;	/* out */
+};
+
+#define VPERF_EVENT_QUERY_SIZE_VER0	96
+
+_Static_assert(sizeof(struct vperf_event_query) == VPERF_EVENT_QUERY_SIZE_VER0,
+	       "struct vperf_event_query layout changed");
+
+#define VPERF_IOC_EVENT_INFO	_IOWR(VPERF_IOC_MAGIC, 0x08, struct vperf_event_query)
 
 #endif /* VPERF_GUEST_UAPI_H */

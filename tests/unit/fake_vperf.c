@@ -34,6 +34,7 @@ void fake_reset(void)
 	fake.nr_pages = 2;
 	fake.nr_counters = VPERF_THREAD_NR_CTRS;
 	fake.page_version = VPERF_THREAD_PAGE_VERSION;
+	fake.start_ver2 = true;
 }
 
 int fake_last_fd(void)
@@ -162,6 +163,21 @@ static int do_start(int fd, struct vperf_thread_start *st)
 	if (!c)
 		return -ENOMEM;
 	c->start_flags = st->flags;
+	if (st->size >= VPERF_THREAD_START_SIZE_VER2 && st->nr_events) {
+		const struct vperf_thread_event *ev = (const void *)(uintptr_t)st->events;
+
+		if (st->nr_events > VPERF_THREAD_MAX_COUNTERS) {
+			st->bad_event = VPERF_THREAD_MAX_COUNTERS;
+			return -E2BIG;
+		}
+		/* the host's refusal of one event, as the module passes it on */
+		if (fake.event_err) {
+			st->bad_event = fake.event_err_idx;
+			return -fake.event_err;
+		}
+		memcpy(c->events, ev, st->nr_events * sizeof(*ev));
+		c->nr_events = st->nr_events;
+	}
 	if (st->flags & VPERF_THREAD_SAMPLE) {
 		struct vperf_sample_ring *h = (struct vperf_sample_ring *)fake.ring;
 
@@ -181,10 +197,12 @@ static int do_start(int fd, struct vperf_thread_start *st)
 		memset(c->page, 0, FAKE_PAGE_SIZE);
 		c->page->size = sizeof(*c->page);
 		c->page->version = fake.page_version;
-		c->page->nr = fake.nr_counters;
+		c->page->nr = c->nr_events ? c->nr_events : fake.nr_counters;
+		for (uint32_t k = 0; k < VPERF_THREAD_MAX_COUNTERS; k++)
+			c->page->slot[k] = (uint8_t)(k + fake.slot_offset);
 	}
-	st->size = VPERF_THREAD_START_SIZE_VER0;
-	st->nr_counters = fake.nr_counters;
+	st->size = fake.start_ver2 ? VPERF_THREAD_START_SIZE_VER2 : VPERF_THREAD_START_SIZE_VER0;
+	st->nr_counters = c->nr_events ? c->nr_events : fake.nr_counters;
 	st->page_size = FAKE_PAGE_SIZE;
 	st->page_version = fake.page_version;
 	return 0;
@@ -205,7 +223,7 @@ static int do_read(int fd)
 	fake.reads++;
 	if (!c)
 		return -ENOENT;
-	for (int k = 0; k < VPERF_THREAD_NR_CTRS; k++) {
+	for (int k = 0; k < VPERF_THREAD_MAX_COUNTERS; k++) {
 		c->ctr[k].value += c->slice[k].value;
 		c->ctr[k].enabled += c->slice[k].enabled;
 		c->ctr[k].running += c->slice[k].running;
@@ -270,6 +288,40 @@ static int do_list(int fd, struct vperf_thread_list *l)
 	return 0;
 }
 
+/* A host without a PMU whose allowlist refuses page faults: what EVENT_INFO lists. */
+static const struct {
+	uint32_t source;
+	uint64_t arg;
+	const char *name;
+	int status;
+} host_list[] = {
+	{ 1, 0, "instructions", -ENODEV },
+	{ 1, 0, "task-clock", 0 },
+	{ 1, 0, "page-faults", -EPERM },
+	{ 2, 0, "exits", 0 },
+	{ 2, 0, "halt_exits", 0 },
+	{ 3, UINT64_MAX, "all", 0 },
+	{ 3, 2, "io", 0 },
+	{ 3, 5, "hlt", 0 },
+	{ 4, 0, "steal", 0 },
+};
+
+static int do_event_info(struct vperf_event_query *q)
+{
+	if (!fake.host_events)
+		return -EOPNOTSUPP;
+	if (q->size < VPERF_EVENT_QUERY_SIZE_VER0)
+		return -EINVAL;
+	if (q->index >= sizeof(host_list) / sizeof(host_list[0]))
+		return -ENOENT;
+	memset(&q->event, 0, sizeof(q->event));
+	q->event.source = host_list[q->index].source;
+	q->event.arg = host_list[q->index].arg;
+	snprintf(q->event.name, sizeof(q->event.name), "%s", host_list[q->index].name);
+	q->status = host_list[q->index].status;
+	return 0;
+}
+
 int __wrap_vperf__pv_ioctl(int fd, unsigned long req, void *arg)
 {
 	if (!our_fd(fd))
@@ -285,6 +337,8 @@ int __wrap_vperf__pv_ioctl(int fd, unsigned long req, void *arg)
 		return do_stop(fd);
 	case VPERF_IOC_THREAD_LIST:
 		return do_list(fd, arg);
+	case VPERF_IOC_EVENT_INFO:
+		return do_event_info(arg);
 	default:
 		return -ENOTTY;
 	}

@@ -30,9 +30,12 @@ struct fake_ctx {
 	uint32_t start_flags;		/* VPERF_THREAD_* it was started with */
 	uint32_t row_flags;		/* VPERF_ROW_* */
 	char comm[16];
-	struct vperf_thread_counter ctr[VPERF_THREAD_NR_CTRS];
+	struct vperf_thread_counter ctr[VPERF_THREAD_MAX_COUNTERS];
 	/* The current time slice: THREAD_READ adds it to ctr (once). */
-	struct vperf_thread_counter slice[VPERF_THREAD_NR_CTRS];
+	struct vperf_thread_counter slice[VPERF_THREAD_MAX_COUNTERS];
+	/* THREAD_START VER2's event list (0: the fixed three) */
+	uint32_t nr_events;
+	struct vperf_thread_event events[VPERF_THREAD_MAX_COUNTERS];
 	struct vperf_thread_page *page;	/* contexts started with tid 0 */
 };
 
@@ -44,6 +47,10 @@ struct fake_vperf {
 	uint32_t nr_counters;		/* THREAD_START's answer */
 	uint32_t page_version;		/* THREAD_START's answer and the pages' */
 	int start_err;			/* THREAD_START fails with this errno */
+	bool start_ver2;		/* THREAD_START answers with the VER2 size (reset: yes) */
+	int event_err, event_err_idx;	/* THREAD_START refuses event idx with this errno */
+	uint32_t slot_offset;		/* the page's slot[k] = k + this (doorbell slots) */
+	bool host_events;		/* VPERF_IOC_EVENT_INFO answers (fake_vperf.c's list) */
 	uint64_t lost;			/* THREAD_LIST's lost */
 	bool doorbell;			/* the device has a doorbell page */
 	/* what a doorbell load at 8 * k returns: the vCPU's counter k now */

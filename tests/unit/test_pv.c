@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <vperf/abi.h>
+
 #include "internal.h"
 #include "fake_vperf.h"
 #include <signal.h>
@@ -207,29 +209,121 @@ static void explicit_perf_backend_refuses_vperf_events(void **state)
 	vperf_evset__delete(es);
 }
 
-static void virt_event_the_module_lacks_names_what_it_counts(void **state)
+/* Any vperf:: form moves the set to pv, and the module is asked for exactly those events. */
+static void virt_events_beyond_the_fixed_three_are_passed_as_an_event_list(void **state)
 {
 	struct vperf_evset *es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
-	const char *msg;
+	const struct vperf_thread_start *st;
+	struct fake_ctx *c;
+	struct vperf_count cnt;
 
-	assert_int_equal(vperf_evset__add(es, "vperf::exits:io"), -EOPNOTSUPP);
-	msg = vperf_evset__strerror(es);
-	printf("message: %s\n", msg);
-	assert_true(vt_contains(msg, "'vperf::exits:io' is not counted by vperf_guest.ko"));
-	assert_true(vt_contains(msg, "vperf::vcpu-clock, vperf::steal and vperf::exits"));
-	/* The set did not move for an event it could not take. */
-	assert_string_equal(vperf_backend_name(es), "perf");
+	add(es, "vperf::exits:io", 0);
+	add(es, "vperf::kvm:halt_exits", 1);
+	add(es, "vperf::host:context-switches", 2);
+	add(es, "vperf::exits:io", 3);		/* twice: one counter serves both */
+	assert_string_equal(vperf_backend_name(es), "pv");
+	assert_string_equal(vperf_evset__event_canon(es, 1), "vperf::kvm:halt_exits");
+	assert_int_equal(vperf_evset__open(es), 0);
+	st = &fake.start_arg[0];
+	assert_int_equal(st->size, sizeof(*st));
+	assert_int_equal(st->nr_events, 3);
+	c = fake_ctx_of(gettid());
+	assert_non_null(c);
+	assert_int_equal(c->nr_events, 3);
+	assert_int_equal(c->events[0].source, VPERF_SRC_EXITS);
+	assert_int_equal(c->events[0].arg, 2);
+	assert_int_equal(c->events[1].source, VPERF_SRC_KVM_STAT);
+	assert_string_equal(c->events[1].name, "halt_exits");
+	assert_int_equal(c->events[2].source, VPERF_SRC_PERF);
+	assert_string_equal(c->events[2].name, "context-switches");
+	assert_int_equal(vperf_evset__start(es), 0);
+	fake_run(c, 0, 7, 100, 100);
+	fake_run(c, 1, 3, 100, 100);
+	assert_int_equal(vperf_evset__read_one(es, 0, &cnt), 0);
+	assert_int_equal(cnt.value, 7);
+	assert_int_equal(vperf_evset__read_one(es, 3, &cnt), 0);
+	assert_int_equal(cnt.value, 7);
+	assert_int_equal(vperf_evset__read_one(es, 1, &cnt), 0);
+	assert_int_equal(cnt.value, 3);
+	vperf_evset__delete(es);
+}
+
+/* A set of only the fixed three sends no list: every module version counts those. */
+static void fixed_virt_events_send_no_event_list(void **state)
+{
+	struct vperf_evset *es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+
+	add(es, "vperf::exits", 0);
+	add(es, "vperf::vcpu-clock", 1);
+	assert_int_equal(vperf_evset__open(es), 0);
+	assert_int_equal(fake.start_arg[0].nr_events, 0);
+	vperf_evset__delete(es);
+}
+
+/* The host's refusal of one event names that event and the reason. */
+static void refused_event_names_the_event_and_the_allowlist(void **state)
+{
+	struct vperf_evset *es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+	int ret;
+
+	add(es, "vperf::steal", 0);
+	add(es, "vperf::kvm:io_exits", 1);
+	fake.event_err = EPERM;
+	fake.event_err_idx = 1;
+	ret = vperf_evset__open(es);
+	printf("open: %d: %s\n", ret, vperf_evset__strerror(es));
+	assert_int_equal(ret, -EPERM);
+	assert_int_equal(vperf_evset__error_event(es), 1);
+	assert_true(vt_contains(vperf_evset__strerror(es), "'vperf::kvm:io_exits' is refused by the "
+				"host's allowlist"));
+	assert_int_equal(fake.open_fds, 0);
+	vperf_evset__delete(es);
+}
+
+/* Malformed vperf:: forms are usage errors that say what is expected. */
+static void malformed_virt_forms_say_what_is_expected(void **state)
+{
+	struct vperf_evset *es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+
+	assert_int_equal(vperf_evset__add(es, "vperf::exits:nosuchreason"), -ENOENT);
+	assert_true(vt_contains(vperf_evset__strerror(es), "not a KVM exit reason"));
+	assert_int_equal(vperf_evset__add(es, "vperf::exits:256"), -ENOENT);
+	assert_int_equal(vperf_evset__add(es, "vperf::kvm:Halt Exits"), -EINVAL);
+	assert_true(vt_contains(vperf_evset__strerror(es), "not a KVM statistic's name"));
+	assert_int_equal(vperf_evset__add(es, "vperf::host:bogus"), -ENOENT);
+	assert_true(vt_contains(vperf_evset__strerror(es), "context-switches"));
+	assert_int_equal(vperf_evset__add(es, "vperf::hw:"), -EINVAL);
+	assert_int_equal(vperf_evset__add(es, "vperf::exits:5"), 0);
+	assert_string_equal(vperf_evset__event_canon(es, 0), "vperf::exits:hlt");
 	vperf_evset__delete(es);
 }
 
 struct list_walk {
 	int steal_usable, exits_io_usable;
 	char exits_io_why[512];
+	int halt_usable, hw_usable, sw_usable, exits_hlt_usable, dups;
+	char hw_why[512], sw_why[512];
+	int seen_exits;
 };
 
 static int list_fn(const struct vperf_event_info *ev, void *arg)
 {
 	struct list_walk *w = arg;
+
+	if (!strcmp(ev->name, "vperf::exits") && w->seen_exits++)
+		w->dups++;
+	if (!strcmp(ev->name, "vperf::kvm:halt_exits"))
+		w->halt_usable = ev->usable;
+	if (!strcmp(ev->name, "vperf::exits:hlt"))
+		w->exits_hlt_usable = ev->usable;
+	if (!strcmp(ev->name, "vperf::hw:instructions")) {
+		w->hw_usable = ev->usable;
+		snprintf(w->hw_why, sizeof(w->hw_why), "%s", ev->why ? ev->why : "");
+	}
+	if (!strcmp(ev->name, "vperf::host:page-faults")) {
+		w->sw_usable = ev->usable;
+		snprintf(w->sw_why, sizeof(w->sw_why), "%s", ev->why ? ev->why : "");
+	}
 
 	if (!strcmp(ev->name, "vperf::steal"))
 		w->steal_usable = ev->usable;
@@ -240,16 +334,24 @@ static int list_fn(const struct vperf_event_info *ev, void *arg)
 	return 0;
 }
 
-/* What `vperf list` shows: the module's events usable, the others say why not. */
-static void event_list_marks_module_events_usable(void **state)
+/* What `vperf list` shows in a guest: the catalog usable, then the host's list with reasons. */
+static void event_list_names_the_hosts_events_and_why_not(void **state)
 {
-	struct list_walk w = { -2, -2, "" };
+	struct list_walk w = { .steal_usable = -2, .exits_io_usable = -2, .halt_usable = -2,
+				.hw_usable = -2, .sw_usable = -2, .exits_hlt_usable = -2 };
 
+	fake.host_events = true;
 	assert_int_equal(vperf__virt_for_each(list_fn, &w, 1), 0);
 	assert_int_equal(w.steal_usable, 1);
-	assert_int_equal(w.exits_io_usable, 0);
-	printf("exits:io: %s\n", w.exits_io_why);
-	assert_true(vt_contains(w.exits_io_why, "not counted by vperf_guest.ko"));
+	assert_int_equal(w.exits_io_usable, 1);
+	assert_int_equal(w.halt_usable, 1);
+	assert_int_equal(w.hw_usable, 0);
+	printf("instructions: %s\n", w.hw_why);
+	assert_true(vt_contains(w.hw_why, "the host has no PMU"));
+	assert_int_equal(w.sw_usable, 0);
+	assert_true(vt_contains(w.sw_why, "allowlist"));
+	assert_int_equal(w.exits_hlt_usable, 1);
+	assert_int_equal(w.dups, 0);
 }
 
 /* ---- the thread page's seq protocol ---- */
@@ -1107,22 +1209,30 @@ static void process_target_without_process_is_esrch(void **state)
 	vperf_evset__delete(es);
 }
 
-/* An error of the perf half names the event under the set's own index. */
-static void mixed_set_perf_error_names_the_users_event(void **state)
+/*
+ * In a guest without a PMU, a hardware event goes to the host's PMU through
+ * the module; a host without one refuses it, and the error names the event
+ * under the set's own index and the missing PMU.
+ */
+static void hw_event_without_guest_pmu_goes_to_the_host_and_names_its_missing_pmu(void **state)
 {
 	struct vperf_evset *es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
 	int ret;
 
 	if (vt_host_has_pmu())
-		vt_skip("this host has a PMU: instructions would open");
+		vt_skip("this machine has a PMU: instructions would be the guest perf's");
 	add(es, "vperf::steal", 0);
 	add(es, "task-clock", 1);
 	add(es, "instructions", 2);
+	assert_string_equal(vperf_evset__event_canon(es, 2), "vperf::hw:instructions");
+	fake.event_err = ENODEV;
+	fake.event_err_idx = 1;		/* the module's list: steal, instructions */
 	ret = vperf_evset__open(es);
 	printf("open: %d: %s\n", ret, vperf_evset__strerror(es));
-	assert_true(ret < 0);
+	assert_int_equal(ret, -ENODEV);
 	assert_int_equal(vperf_evset__error_event(es), 2);
-	assert_true(vt_contains(vperf_evset__strerror(es), "instructions"));
+	assert_true(vt_contains(vperf_evset__strerror(es), "'instructions' is a hardware event and "
+				"the host has no PMU"));
 	assert_int_equal(fake.open_fds, 0);
 	assert_null(fake_ctx_of(gettid()));
 	vperf_evset__delete(es);
@@ -1212,8 +1322,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(auto_selection_keeps_perf_without_vperf_events, setup),
 		cmocka_unit_test_setup(auto_selection_without_usable_pv_explains_why, setup),
 		cmocka_unit_test_setup(explicit_perf_backend_refuses_vperf_events, setup),
-		cmocka_unit_test_setup(virt_event_the_module_lacks_names_what_it_counts, setup),
-		cmocka_unit_test_setup(event_list_marks_module_events_usable, setup),
+		cmocka_unit_test_setup(virt_events_beyond_the_fixed_three_are_passed_as_an_event_list, setup),
+		cmocka_unit_test_setup(fixed_virt_events_send_no_event_list, setup),
+		cmocka_unit_test_setup(refused_event_names_the_event_and_the_allowlist, setup),
+		cmocka_unit_test_setup(malformed_virt_forms_say_what_is_expected, setup),
+		cmocka_unit_test_setup(event_list_names_the_hosts_events_and_why_not, setup),
 		cmocka_unit_test_setup(page_read_stable_page_takes_one_pass, setup),
 		cmocka_unit_test_setup(page_read_retries_while_seq_is_odd, setup),
 		cmocka_unit_test_setup(page_read_retries_when_seq_changes_mid_read, setup),
@@ -1245,7 +1358,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(per_thread_baselines_leave_out_the_stopped_time, setup),
 		cmocka_unit_test_setup(mixed_set_counts_ordinary_events_through_perf, setup),
 		cmocka_unit_test_setup(process_target_without_process_is_esrch, setup),
-		cmocka_unit_test_setup(mixed_set_perf_error_names_the_users_event, setup),
+		cmocka_unit_test_setup(hw_event_without_guest_pmu_goes_to_the_host_and_names_its_missing_pmu, setup),
 		cmocka_unit_test_setup(mixed_per_thread_rows_are_merged_by_tid, setup),
 		cmocka_unit_test_setup(mixed_set_samples_under_the_users_index, setup),
 	};

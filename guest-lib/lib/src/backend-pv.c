@@ -54,6 +54,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <vperf/abi.h>
+
 #include "internal.h"
 #include "vperf_guest_uapi.h"
 
@@ -105,6 +107,11 @@ struct pv_priv {
 	bool page_only;			/* VPERF_EVSET_PAGE_ONLY */
 	const volatile uint64_t *doorbell;	/* the device's doorbell, or NULL */
 	uint32_t db_used;		/* bit k: an event reads counter k */
+	uint8_t db_slot[PV_NR];		/* counter k's doorbell slot (the page's slot[]) */
+
+	/* the module's events: counter k of every context is events[k] */
+	uint32_t nr_events;
+	struct vperf_thread_event events[PV_NR];
 
 	/* sampling on vperf::vcpu-clock (TARGET_SELF): the module's ring */
 	int sample_idx;			/* the sampling event, -1: none */
@@ -428,13 +435,122 @@ static int start_fail(struct vperf_evset *es, int err, pid_t tid, uint32_t flags
 	}
 }
 
-/* The first vperf:: event whose counter is not below nr, or -1. */
-static int event_beyond(const struct vperf_evset *es, uint32_t nr)
+/* The module's fixed counter (enum vperf_thread_counter_index) counting ev, or -1. */
+static int fixed_counter(const struct vperf_pv_event *ev)
+{
+	if (ev->source == VPERF_SRC_PERF && !strcmp(ev->host_name, "task-clock"))
+		return VPERF_THREAD_CTR_VCPU_CLOCK;
+	if (ev->source == VPERF_SRC_STEAL)
+		return VPERF_THREAD_CTR_STEAL;
+	if (ev->source == VPERF_SRC_EXITS && ev->arg == UINT64_MAX)
+		return VPERF_THREAD_CTR_EXITS;
+	return -1;
+}
+
+/*
+ * Each vperf:: event's counter in the module's contexts (ev->ctr).  A set
+ * whose events are all among the module's three fixed counters uses those
+ * (no event list: every module version has them, and no vCPU is
+ * reprogrammed); any other set passes its list (each distinct event once,
+ * THREAD_START VER2) and counter k is the list's event k.
+ */
+static int build_events(struct vperf_evset *es)
+{
+	struct pv_priv *p = es->priv;
+	bool fixed = true;
+
+	p->nr_events = 0;
+	for (int e = 0; e < es->nr_events; e++)
+		if (es->events[e].virt && fixed_counter(&es->events[e].pv) < 0)
+			fixed = false;
+	if (fixed) {
+		for (int e = 0; e < es->nr_events; e++)
+			if (es->events[e].virt)
+				es->events[e].ctr = fixed_counter(&es->events[e].pv);
+		return 0;
+	}
+	for (int e = 0; e < es->nr_events; e++) {
+		struct vperf_event *ev = &es->events[e];
+		uint32_t k;
+
+		if (!ev->virt)
+			continue;
+		for (k = 0; k < p->nr_events; k++) {
+			const struct vperf_thread_event *t = &p->events[k];
+
+			if (t->source == ev->pv.source && t->arg == ev->pv.arg &&
+			    !strcmp(t->name, ev->pv.host_name))
+				break;
+		}
+		if (k == p->nr_events) {
+			if (k == PV_NR) {
+				es->err_event = e;
+				return vperf__evset_fail(es, -E2BIG, "'%s': vperf_guest.ko counts at "
+							 "most %d distinct virtualization and host "
+							 "events per set", ev->name, PV_NR);
+			}
+			memset(&p->events[k], 0, sizeof(p->events[k]));
+			p->events[k].source = ev->pv.source;
+			p->events[k].arg = ev->pv.arg;
+			snprintf(p->events[k].name, sizeof(p->events[k].name), "%s",
+				 ev->pv.host_name);
+			p->nr_events++;
+		}
+		ev->ctr = (int)k;
+	}
+	return 0;
+}
+
+/* The set's event at counter k (for messages). */
+static int event_at(const struct vperf_evset *es, int k)
 {
 	for (int e = 0; e < es->nr_events; e++)
-		if (es->events[e].virt && (uint32_t)es->events[e].virt->thread_ctr >= nr)
+		if (es->events[e].virt && es->events[e].ctr == k)
 			return e;
 	return -1;
+}
+
+/* START refused event k: say why, naming it. */
+static int event_fail(struct vperf_evset *es, int err, int k)
+{
+	int e = event_at(es, k);
+	const char *name = e >= 0 ? es->events[e].name : "?";
+	int ret;
+
+	switch (-err) {
+	case ENODEV:
+		if (e >= 0 && !strncmp(es->events[e].canon, "vperf::hw:", 10))
+			ret = vperf__evset_fail(es, err, "'%s' is a hardware event and the host has "
+						"no PMU: nothing on this machine can count it (the "
+						"vperf device's feature bit 3, host PMU, is clear)",
+						name);
+		else
+			ret = vperf__evset_fail(es, err, "'%s' cannot be counted on this host (it "
+						"has no such counter for this vCPU)", name);
+		break;
+	case EPERM:
+		ret = vperf__evset_fail(es, err, "'%s' is refused by the host's allowlist (the "
+					"operator's vperf-vmm --allow patterns)", name);
+		break;
+	case ENOENT:
+		ret = vperf__evset_fail(es, err, "the host does not know '%s' ('vperf list "
+					"vperf::' in this guest shows what it offers)", name);
+		break;
+	case ENOSPC:
+		ret = vperf__evset_fail(es, err, "'%s' cannot be counted now: the vCPUs' %d counter "
+					"slots are all taken by other live contexts' events", name,
+					VPERF_MAX_COUNTERS);
+		break;
+	case E2BIG:
+		ret = vperf__evset_fail(es, err, "too many events for vperf_guest.ko: at most %d "
+					"per thread", PV_NR);
+		break;
+	default:
+		ret = vperf__evset_fail(es, err, "vperf_guest.ko refused '%s': %s", name,
+					strerror(-err));
+	}
+	es->err_event = e;
+	return ret;
 }
 
 /* VPERF_IOC_THREAD_START on tid (0: the calling thread), answer checked. */
@@ -451,13 +567,18 @@ static int start_context(struct vperf_evset *es, pid_t tid, uint32_t flags,
 	if (flags & VPERF_THREAD_SAMPLE) {
 		const struct vperf_sample_opts *so = &es->events[p->sample_idx].sopts;
 
-		st->sample_counter = VPERF_THREAD_CTR_VCPU_CLOCK;
+		st->sample_counter = (uint32_t)es->events[p->sample_idx].ctr;
 		st->sample_pages = PV_RING_PAGES;
 		st->sample_period = so->period;
 		st->sample_signo = so->signo;
 		st->sample_cookie = p->fd;	/* the signal's si_fd: sample.c finds the set by it */
 	}
+	st->nr_events = p->nr_events;
+	st->events = (uint64_t)(uintptr_t)p->events;
+	st->bad_event = -1;
 	ret = vperf__pv_ioctl(p->fd, VPERF_IOC_THREAD_START, st);
+	if (ret && st->bad_event >= 0 && st->bad_event <= PV_NR)
+		return event_fail(es, ret, st->bad_event);
 	if (ret)
 		return start_fail(es, ret, tid, flags);
 	if (st->size < VPERF_THREAD_START_SIZE_VER0 || st->size > sizeof(*st) ||
@@ -469,14 +590,26 @@ static int start_context(struct vperf_evset *es, pid_t tid, uint32_t flags,
 					 "the module and libvperf do not match", st->size,
 					 st->page_version, st->page_size,
 					 VPERF_THREAD_PAGE_VERSION);
-	e = event_beyond(es, st->nr_counters < PV_NR ? st->nr_counters : PV_NR);
-	if (e >= 0) {
-		char names[VPERF_ERRMSG_LEN / 2];
-
-		vperf__virt_thread_names(names, sizeof(names));
-		vperf__evset_fail(es, -EOPNOTSUPP, "this vperf_guest.ko keeps %u counters per "
-				  "thread and '%s' is not among them (a newer module counts %s)",
-				  st->nr_counters, es->events[e].name, names);
+	if (!p->nr_events) {
+		/* the fixed counters: every module has them */
+		e = -1;
+		for (int k = 0; k < es->nr_events; k++)
+			if (es->events[k].virt && (uint32_t)es->events[k].ctr >= st->nr_counters)
+				e = k;
+		if (e >= 0) {
+			vperf__evset_fail(es, -EOPNOTSUPP, "this vperf_guest.ko keeps %u counters "
+					  "per thread and '%s' is not among them: the module is "
+					  "older than this libvperf", st->nr_counters,
+					  es->events[e].name);
+			es->err_event = e;
+			return -EOPNOTSUPP;
+		}
+	} else if (st->size < VPERF_THREAD_START_SIZE_VER2 || st->nr_counters != p->nr_events) {
+		e = event_at(es, 0);
+		vperf__evset_fail(es, -EOPNOTSUPP, "this vperf_guest.ko does not take an event list "
+				  "(it answered THREAD_START with size %u and %u counters for %u "
+				  "events): it is older than this libvperf", st->size,
+				  st->nr_counters, p->nr_events);
 		es->err_event = e;
 		return -EOPNOTSUPP;
 	}
@@ -618,9 +751,12 @@ static int open_self(struct vperf_evset *es)
 	 * system call.  Without it, THREAD_READ.
 	 */
 	if (!p->page_only &&
-	    pg->size >= __builtin_offsetof(struct vperf_thread_page, reserved2) &&
-	    vperf__pv_mmap_doorbell(p->fd, &m) == 0)
+	    pg->size >= VPERF_THREAD_PAGE_SIZE_VER1 &&
+	    vperf__pv_mmap_doorbell(p->fd, &m) == 0) {
 		p->doorbell = m;
+		for (uint32_t k = 0; k < p->nr_ctrs; k++)
+			p->db_slot[k] = pg->slot[k] < VPERF_MAX_COUNTERS ? pg->slot[k] : 0;
+	}
 	p->roots = malloc(sizeof(*p->roots));
 	if (!p->roots)
 		return vperf__evset_fail(es, -ENOMEM, "out of memory");
@@ -654,7 +790,7 @@ static int doorbell_read(struct pv_priv *p, struct vperf_thread_counter *out)
 			out[k].enabled = pg->counters[k].enabled;
 			out[k].running = pg->counters[k].running;
 			if (p->db_used & 1u << k)
-				load[k] = p->doorbell[k];	/* one VM exit */
+				load[k] = p->doorbell[p->db_slot[k]];	/* one VM exit */
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) != s1)
@@ -758,6 +894,8 @@ static int pv_open(struct vperf_evset *es)
 	p->counting = es->opts.flags & VPERF_EVSET_ENABLE_ON_EXEC;
 
 	ret = split_events(es, &nr_pv, &nr_perf);
+	if (!ret)
+		ret = build_events(es);
 	if (ret)
 		goto out_close;
 	if (nr_pv) {
@@ -783,8 +921,7 @@ static int pv_open(struct vperf_evset *es)
 				es->events[e].read_path = VPERF_READ_DOORBELL;
 			else
 				es->events[e].read_path = VPERF_READ_PAGE_SYNC;
-			if (es->events[e].virt->thread_ctr >= 0)
-				p->db_used |= 1u << es->events[e].virt->thread_ctr;
+			p->db_used |= 1u << es->events[e].ctr;
 		}
 		if (es->opts.flags & VPERF_EVSET_PER_THREAD) {
 			ret = add_root_rows(es);
@@ -1096,7 +1233,7 @@ static int pv_read_all(struct vperf_evset *es, struct vperf_count *c, size_t n)
 			return ret;
 		for (size_t e = 0; e < n; e++)
 			if (p->perf_idx[e] < 0)
-				set_count(&c[e], &tot[es->events[e].virt->thread_ctr]);
+				set_count(&c[e], &tot[es->events[e].ctr]);
 	}
 	return 0;
 }
@@ -1140,7 +1277,7 @@ static int pv_page_ref(const struct vperf_evset *es, int e, struct vperf_page_re
 
 	if (es->opts.target != VPERF_TARGET_SELF || !p->page || p->perf_idx[e] >= 0 || !es->events[e].virt)
 		return -EOPNOTSUPP;
-	k = es->events[e].virt->thread_ctr;
+	k = es->events[e].ctr;
 	if (k < 0 || (uint32_t)k >= p->nr_ctrs)
 		return -EOPNOTSUPP;	/* a count the module does not keep per thread */
 	ref->page = p->page;
@@ -1159,11 +1296,11 @@ static int pv_read(struct vperf_evset *es, int e, struct vperf_count *c)
 		return ret ? perf_fail(es, ret) : 0;
 	}
 	if (p->page_only && es->opts.target == VPERF_TARGET_SELF)
-		return page_read_one(es, (uint32_t)es->events[e].virt->thread_ctr, c);
+		return page_read_one(es, (uint32_t)es->events[e].ctr, c);
 	ret = read_totals(es, tot);
 	if (ret)
 		return ret;
-	set_count(c, &tot[es->events[e].virt->thread_ctr]);
+	set_count(c, &tot[es->events[e].ctr]);
 	return 0;
 }
 
@@ -1230,7 +1367,7 @@ static int pv_poll_threads(struct vperf_evset *es)
 		for (int e = 0; e < es->nr_events; e++) {
 			if (!es->events[e].virt)
 				continue;
-			set_count(&row->counts[e], &v[es->events[e].virt->thread_ctr]);
+			set_count(&row->counts[e], &v[es->events[e].ctr]);
 			row->reads[e] = row->counts[e];
 			row->reported |= 1ull << e;
 		}

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <vperf/abi.h>
+
 #include "internal.h"
 #include "vperf_guest_uapi.h"
 
@@ -165,6 +167,37 @@ static int select_pv(struct vperf_evset *es, const char *name, bool move)
 	return 0;
 }
 
+/*
+ * A hardware event in a guest with vperf_guest.ko: counted by the host's
+ * PMU through the module (vperf::hw:NAME) when this guest has no PMU of its
+ * own, or when the set was created for the pv backend; through the guest's
+ * perf when it has one, or when the set was created for "perf".  The same
+ * name serves in and out of guests.
+ */
+static int hw_through_pv(struct vperf_evset *es, struct vperf_event *ev, const char *name)
+{
+	char why[VPERF_ERRMSG_LEN];
+
+	if (!vperf__attr_is_hw(&ev->attr))
+		return 0;
+	if (es->ops != &vperf_backend_pv && !es->auto_backend)
+		return 0;	/* "perf" chosen: the guest's own PMU, or its error */
+	if (es->auto_backend && (vperf__host_has_pmu("/") ||
+				 vperf_backend_available("pv", why, sizeof(why))))
+		return 0;	/* a vPMU here, or no vperf device: perf counts or explains */
+	if (strchr(name, ':') || strlen(name) >= sizeof(ev->pv.host_name))
+		return vperf__evset_fail(es, -EINVAL,
+					 "'%s': through vperf_guest.ko a hardware event is the host "
+					 "PMU's, by its plain name (no modifiers: the host counts the "
+					 "guest's user and kernel mode together)", name);
+	memset(&ev->pv, 0, sizeof(ev->pv));
+	ev->pv.source = VPERF_SRC_PERF;
+	snprintf(ev->pv.host_name, sizeof(ev->pv.host_name), "%s", name);
+	snprintf(ev->canon, sizeof(ev->canon), "vperf::hw:%s", name);
+	ev->virt = true;
+	return select_pv(es, name, true);
+}
+
 int vperf_evset__add(struct vperf_evset *es, const char *name)
 {
 	struct vperf_event *ev;
@@ -195,9 +228,9 @@ int vperf_evset__add(struct vperf_evset *es, const char *name)
 	memset(ev, 0, sizeof(*ev));
 
 	if (!strncasecmp(name, "vperf::", 7)) {
-		const struct vperf_virt_event *v = vperf__virt_event(name);
-
-		if (!v) {
+		ret = vperf__virt_parse(name, &ev->pv, ev->canon, sizeof(ev->canon), err,
+					sizeof(err));
+		if (ret == -ENOENT && !strncmp(err, "unknown virtualization event", 28)) {
 			char sugg[3][VPERF_NAME_LEN];
 			int n = vperf__virt_suggest(name, sugg, 3);
 
@@ -207,26 +240,20 @@ int vperf_evset__add(struct vperf_evset *es, const char *name)
 						 n ? "; did you mean: " : "", n ? sugg[0] : "",
 						 n > 1 ? ", " : "", n > 1 ? sugg[1] : "", n ? "?" : "");
 		}
-		ret = select_pv(es, name, v->thread_ctr >= 0);
+		if (ret)
+			return vperf__evset_fail(es, ret, "%s ('vperf list vperf::' shows them)", err);
+		ret = select_pv(es, name, true);
 		if (ret)
 			return ret;
-		if (v->thread_ctr < 0) {
-			char names[VPERF_ERRMSG_LEN / 2];
-
-			vperf__virt_thread_names(names, sizeof(names));
-			return vperf__evset_fail(es, -EOPNOTSUPP,
-						 "virtualization event '%s' is not counted by "
-						 "vperf_guest.ko: it counts %s per thread",
-						 name, names);
-		}
-		/* Not a perf event: the catalog's name is its canonical name. */
-		ev->virt = v;
-		snprintf(ev->canon, sizeof(ev->canon), "%s", v->name);
+		ev->virt = true;
 	} else {
 		ret = vperf__encode(name, &ev->attr, ev->canon, sizeof(ev->canon), err,
 				    sizeof(err));
 		if (ret)
 			return vperf__evset_fail(es, ret, "%s", err);
+		ret = hw_through_pv(es, ev, name);
+		if (ret)
+			return ret;
 	}
 	snprintf(ev->name, sizeof(ev->name), "%s", name);
 	/* An explicit privilege-level modifier after the event name. */
@@ -499,7 +526,8 @@ int vperf_evset__sample(struct vperf_evset *es, int idx, const struct vperf_samp
 					 "only a VPERF_TARGET_SELF set can sample");
 	if (es->events[idx].virt) {
 		/* vperf_guest.ko samples on vcpu-clock (overflow NMIs), every period ns */
-		if (es->events[idx].virt->thread_ctr != VPERF_THREAD_CTR_VCPU_CLOCK)
+		if (es->events[idx].pv.source != VPERF_SRC_PERF ||
+		    strcmp(es->events[idx].pv.host_name, "task-clock"))
 			return vperf__evset_fail(es, -EOPNOTSUPP,
 						 "'%s' cannot be sampled: vperf_guest.ko samples "
 						 "only on vperf::vcpu-clock (or sample an ordinary "

@@ -109,20 +109,30 @@ struct vperf_virt_event {
 	uint32_t source;		/* enum vperf_source (vperf/abi.h) */
 	uint64_t arg;			/* vperf_event_desc.arg */
 	const char *host_name;		/* vperf_event_desc.name */
-	int thread_ctr;			/* enum vperf_thread_counter_index
-					 * (vperf_guest_uapi.h): the per-thread
-					 * counter vperf_guest.ko keeps for it,
-					 * or -1: the module does not count it */
+};
+
+/* How the pv backend asks vperf_guest.ko for an event (struct vperf_thread_event). */
+struct vperf_pv_event {
+	uint32_t source;		/* enum vperf_source */
+	uint64_t arg;
+	char host_name[64];
 };
 
 const struct vperf_virt_event *vperf__virt_event(const char *name);
+/*
+ * Any vperf:: name: the catalog's, or one of the forms vperf::exits:REASON
+ * (a KVM exit reason's name or number), vperf::kvm:STAT (a KVM statistic
+ * of the vCPU), vperf::host:SW (a software event of the vCPU's host
+ * thread) and vperf::hw:NAME (a host PMU event, counted in guest mode).
+ * 0 with *out and canon (the canonical name) filled, or -ENOENT/-EINVAL
+ * with err saying why.
+ */
+int vperf__virt_parse(const char *name, struct vperf_pv_event *out, char *canon, size_t canon_len,
+		      char *err, size_t err_len);
+/* The vperf:: name of what the host offers (VPERF_IOC_EVENT_INFO), into buf. */
+void vperf__virt_name(const struct vperf_pv_event *ev, char *buf, size_t len);
 int vperf__virt_suggest(const char *name, char out[][VPERF_NAME_LEN], int max);
 int vperf__virt_for_each(vperf_event_fn fn, void *arg, int probe);
-/*
- * The events vperf_guest.ko counts per thread, in counter order, as
- * "vperf::vcpu-clock, vperf::steal and vperf::exits", for messages.
- */
-void vperf__virt_thread_names(char *buf, size_t len);
 
 /* ---- errors (error.c) ---- */
 
@@ -149,7 +159,9 @@ struct vperf_event {
 	bool user_plm;			/* the user gave :u/:k-style modifiers */
 	bool user_only_fallback;	/* paranoid made us drop kernel counting */
 	int read_path;			/* enum vperf_read_path, at open */
-	const struct vperf_virt_event *virt;	/* a vperf:: event, else NULL */
+	bool virt;			/* counted by vperf_guest.ko (pv) */
+	struct vperf_pv_event pv;	/* if virt: what the module is asked for */
+	int ctr;			/* if virt: its counter in the module's context */
 	bool sampling;
 	struct vperf_sample_opts sopts;
 };
