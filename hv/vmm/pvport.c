@@ -27,6 +27,7 @@ static const char *const op_names[] = {
 	[VPERF_HC_OVERFLOW_ACK] = "OVERFLOW_ACK",
 	[VPERF_HC_TRACE_REGISTER] = "TRACE_REGISTER",
 	[VPERF_HC_TRACE_FLUSH] = "TRACE_FLUSH",
+	[VPERF_HC_EVENT_INFO] = "EVENT_INFO",
 };
 _Static_assert(ARRAY_SIZE(op_names) == VPERF_HC_NR_OPS, "a vperf operation without a name");
 

@@ -813,6 +813,7 @@ static void vmm_pvport_io(void **state)
 	assert_int_equal(f->run->s.regs.regs.rax, 0x1234);
 	assert_int_equal(f->run->kvm_dirty_regs, 0);
 	assert_string_equal(pvport__op_name(VPERF_HC_TRACE_FLUSH), "TRACE_FLUSH");
+	assert_string_equal(pvport__op_name(VPERF_HC_EVENT_INFO), "EVENT_INFO");
 	assert_null(pvport__op_name(VPERF_HC_NR_OPS));
 	fake_delete(f);
 }
