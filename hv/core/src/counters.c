@@ -36,6 +36,12 @@ static void pfm_init_once(void)
 	pfm_status = pfm_initialize();
 }
 
+int hv_pfm_ready(void)
+{
+	pthread_once(&pfm_once, pfm_init_once);
+	return pfm_status == PFM_SUCCESS ? 0 : -VPERF_ENODEV;
+}
+
 /* perf's names of the software events, by config. */
 static const char *sw_name(uint64_t config)
 {
@@ -61,9 +67,9 @@ static int open_perf(struct hv_vcpu *v, struct hv_counter *c, const char *name)
 	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = v->tid };
 	int fd, ret;
 
-	pthread_once(&pfm_once, pfm_init_once);
-	if (pfm_status != PFM_SUCCESS)
-		return -VPERF_ENODEV;
+	ret = hv_pfm_ready();
+	if (ret)
+		return ret;
 	memset(&attr, 0, sizeof(attr));
 	memset(&arg, 0, sizeof(arg));
 	arg.attr = &attr;
@@ -119,44 +125,89 @@ static int open_perf(struct hv_vcpu *v, struct hv_counter *c, const char *name)
 	return 0;
 }
 
+/*
+ * The stats fd's header and its descriptors, in one malloc'd block
+ * (*descs, *dsz bytes each), every name terminated.
+ */
+static int kvm_stats_descs(int fd, struct kvm_stats_header *h, char **descs, size_t *dsz)
+{
+	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h))
+		return -VPERF_ENODEV;
+	if (!h->num_desc || h->num_desc > 4096 || !h->name_size || h->name_size > 4096)
+		return -VPERF_ENODEV;
+	*dsz = sizeof(struct kvm_stats_desc) + h->name_size;
+	*descs = malloc(*dsz * h->num_desc);
+	if (!*descs)
+		return -VPERF_ENOSPC;
+	if (pread(fd, *descs, *dsz * h->num_desc, h->desc_offset) != (ssize_t)(*dsz * h->num_desc)) {
+		free(*descs);
+		return -VPERF_ENODEV;
+	}
+	for (uint32_t i = 0; i < h->num_desc; i++)
+		((struct kvm_stats_desc *)(*descs + i * *dsz))->name[h->name_size - 1] = '\0';
+	return 0;
+}
+
+/* A single value that counts (histograms are not counters). */
+static bool kvm_stat_is_counter(const struct kvm_stats_desc *d)
+{
+	uint32_t type = d->flags & KVM_STATS_TYPE_MASK;
+
+	return d->size == 1 && (type == KVM_STATS_TYPE_CUMULATIVE ||
+				type == KVM_STATS_TYPE_INSTANT || type == KVM_STATS_TYPE_PEAK);
+}
+
 int hv_kvm_stat_offset(int fd, const char *name, uint32_t *offset)
 {
 	struct kvm_stats_header h;
 	size_t dsz;
 	char *descs;
-	int ret = -VPERF_ENOENT;
+	int ret = kvm_stats_descs(fd, &h, &descs, &dsz);
 
-	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
-		return -VPERF_ENODEV;
-	if (!h.num_desc || h.num_desc > 4096 || !h.name_size || h.name_size > 4096)
-		return -VPERF_ENODEV;
-	dsz = sizeof(struct kvm_stats_desc) + h.name_size;
-	descs = malloc(dsz * h.num_desc);
-	if (!descs)
-		return -VPERF_ENOSPC;
-	if (pread(fd, descs, dsz * h.num_desc, h.desc_offset) != (ssize_t)(dsz * h.num_desc)) {
-		ret = -VPERF_ENODEV;
-		goto out;
-	}
+	if (ret)
+		return ret;
+	ret = -VPERF_ENOENT;
 	for (uint32_t i = 0; i < h.num_desc; i++) {
-		struct kvm_stats_desc *d = (struct kvm_stats_desc *)(descs + i * dsz);
-		uint32_t type = d->flags & KVM_STATS_TYPE_MASK;
+		const struct kvm_stats_desc *d = (const struct kvm_stats_desc *)(descs + i * dsz);
 
-		d->name[h.name_size - 1] = '\0';
 		if (strcmp(d->name, name))
 			continue;
-		if (d->size != 1 || (type != KVM_STATS_TYPE_CUMULATIVE &&
-				     type != KVM_STATS_TYPE_INSTANT && type != KVM_STATS_TYPE_PEAK)) {
-			ret = -VPERF_EINVAL;	/* histograms are not counters */
-			goto out;
+		if (kvm_stat_is_counter(d)) {
+			*offset = h.data_offset + d->offset;
+			ret = 0;
+		} else {
+			ret = -VPERF_EINVAL;
 		}
-		*offset = h.data_offset + d->offset;
-		ret = 0;
-		goto out;
+		break;
 	}
-out:
 	free(descs);
 	return ret;
+}
+
+int hv_kvm_stat_names(int fd, char (**names)[VPERF_EVENT_NAME_LEN], uint32_t *nr)
+{
+	struct kvm_stats_header h;
+	size_t dsz;
+	char *descs;
+	int ret = kvm_stats_descs(fd, &h, &descs, &dsz);
+
+	if (ret)
+		return ret;
+	*nr = 0;
+	*names = calloc(h.num_desc, sizeof(**names));
+	if (!*names) {
+		free(descs);
+		return -VPERF_ENOSPC;
+	}
+	for (uint32_t i = 0; i < h.num_desc; i++) {
+		const struct kvm_stats_desc *d = (const struct kvm_stats_desc *)(descs + i * dsz);
+
+		/* a name that does not fit a descriptor could not be asked for */
+		if (kvm_stat_is_counter(d) && d->name[0] && strlen(d->name) < VPERF_EVENT_NAME_LEN)
+			memcpy((*names)[(*nr)++], d->name, strlen(d->name));
+	}
+	free(descs);
+	return 0;
 }
 
 /* Raw value of a non-perf source now. */

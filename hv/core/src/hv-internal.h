@@ -110,5 +110,12 @@ int64_t hv_trace_drain(struct hv_vcpu *v);
 
 /* KVM binary stats: the byte offset of a named u64 stat in the stats fd. */
 int hv_kvm_stat_offset(int stats_fd, const char *name, uint32_t *offset);
+/*
+ * The names of the stats fd's counters (what hv_kvm_stat_offset accepts), in
+ * the fd's order, NUL-padded: *names is calloc'd (the caller frees it).
+ */
+int hv_kvm_stat_names(int stats_fd, char (**names)[VPERF_EVENT_NAME_LEN], uint32_t *nr);
+/* libpfm4 initialized (once): 0, or -VPERF_ENODEV. */
+int hv_pfm_ready(void);
 
 #endif /* VPERF_HV_INTERNAL_H */
