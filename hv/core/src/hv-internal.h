@@ -66,6 +66,9 @@ struct hv_vcpu {
 	unsigned char trace_batch[64 * 1024] __attribute__((aligned(8)));
 	uint64_t hc_count[VPERF_HC_NR_OPS + 1];	/* last: unknown ops */
 	uint64_t doorbell_count;	/* doorbell loads */
+	/* events.c: the stats fd's counter names, read at the first EVENT_INFO that needs them */
+	char (*kvm_names)[VPERF_EVENT_NAME_LEN];
+	uint32_t nr_kvm_names;
 };
 
 struct vperf_hv {
@@ -98,6 +101,9 @@ uint64_t hv_now_ns(void);
 
 /* Is "src:name" allowed by the device's allowlist? */
 bool hv_allowed(const struct vperf_hv *hv, const char *src, const char *name);
+
+/* events.c: VPERF_HC_EVENT_INFO, entry index into the descriptor at gpa. */
+int64_t hv_event_info(struct hv_vcpu *v, uint64_t index, uint64_t gpa);
 
 /* trace.c */
 /*
