@@ -36,32 +36,19 @@ static const char *const sw_events[] = {
 
 /*
  * The events of the host's core PMUs, "pmu::event", built once per process
- * (the host's PMUs do not change): those libpfm4 encodes for perf as named,
- * that is those COUNTERS_SET can open.  Events that need a unit mask the
- * guest must spell out are left out, and so are names too long for a
- * descriptor.
+ * (the host's PMUs do not change): those COUNTERS_SET resolves as named
+ * (hv_pfm_encode).  Events that need a unit mask the guest must spell out
+ * are left out, and so are names too long for a descriptor.
  */
 static pthread_once_t pmu_once = PTHREAD_ONCE_INIT;
 static char (*pmu_names)[VPERF_EVENT_NAME_LEN];
 static uint32_t nr_pmu_names;
 
-static bool pfm_encodes(const char *name)
-{
-	struct perf_event_attr attr;
-	pfm_perf_encode_arg_t arg;
-
-	memset(&attr, 0, sizeof(attr));
-	memset(&arg, 0, sizeof(arg));
-	arg.attr = &attr;
-	arg.size = sizeof(arg);
-	return pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT,
-					 &arg) == PFM_SUCCESS;
-}
-
 /* Calls fn for each listable event of the present core PMUs; returns how many. */
 static uint32_t pmu_walk(void (*fn)(const char *name, uint32_t i))
 {
 	char name[VPERF_EVENT_NAME_LEN + 1];
+	struct perf_event_attr attr;
 	uint32_t n = 0;
 
 	for (int p = PFM_PMU_NONE; p < PFM_PMU_MAX; p++) {
@@ -81,7 +68,7 @@ static uint32_t pmu_walk(void (*fn)(const char *name, uint32_t i))
 			if (pfm_get_event_info(e, PFM_OS_NONE, &einfo) != PFM_SUCCESS)
 				continue;
 			len = snprintf(name, sizeof(name), "%s::%s", pinfo.name, einfo.name);
-			if (len < 0 || len >= VPERF_EVENT_NAME_LEN || !pfm_encodes(name))
+			if (len < 0 || len >= VPERF_EVENT_NAME_LEN || hv_pfm_encode(name, &attr))
 				continue;
 			if (fn)
 				fn(name, n);
@@ -91,9 +78,12 @@ static uint32_t pmu_walk(void (*fn)(const char *name, uint32_t i))
 	return n;
 }
 
+static uint32_t pmu_room;
+
 static void pmu_keep(const char *name, uint32_t i)
 {
-	memcpy(pmu_names[i], name, strlen(name));
+	if (i < pmu_room)
+		memcpy(pmu_names[i], name, strlen(name));
 }
 
 static void pmu_names_build(void)
@@ -109,6 +99,7 @@ static void pmu_names_build(void)
 	if (!pmu_names)
 		return;
 	/* the same walk again: libpfm4's tables are constant */
+	pmu_room = n;
 	nr_pmu_names = pmu_walk(pmu_keep) == n ? n : 0;
 }
 

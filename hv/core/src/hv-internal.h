@@ -123,5 +123,12 @@ int hv_kvm_stat_offset(int stats_fd, const char *name, uint32_t *offset);
 int hv_kvm_stat_names(int stats_fd, char (**names)[VPERF_EVENT_NAME_LEN], uint32_t *nr);
 /* libpfm4 initialized (once): 0, or -VPERF_ENODEV. */
 int hv_pfm_ready(void);
+struct perf_event_attr;
+/*
+ * A PERF event's name as COUNTERS_SET resolves it (libpfm4, user and kernel
+ * levels) into *attr: 0, or -VPERF_ENODEV (no libpfm4), -VPERF_ENOENT (no
+ * such event), -VPERF_EINVAL (not encodable: a unit mask missing, ...).
+ */
+int hv_pfm_encode(const char *name, struct perf_event_attr *attr);
 
 #endif /* VPERF_HV_INTERNAL_H */

@@ -69,9 +69,9 @@ struct vperf_hv_ops {
 	void (*trace_clock_sample)(void *vmm, int vcpu, uint64_t guest_tsc);
 	/*
 	 * A short lowercase name ("io", "hlt", "mmio") for a KVM exit reason
-	 * (0..255) that exit_count counts on its own, NULL for the others;
-	 * the string must outlive the device.  VPERF_HC_EVENT_INFO lists an
-	 * EXITS event for each named reason.  NULL: it lists only "all".
+	 * (0..255) that exit_count counts on its own, NULL for the others
+	 * (copied at once).  VPERF_HC_EVENT_INFO lists an EXITS event for
+	 * each named reason, from the vCPU's thread.  NULL: only "all".
 	 */
 	const char *(*exit_name)(void *vmm, uint32_t reason);
 };
