@@ -47,6 +47,13 @@ static uint64_t pv_exit_count(void *vmm, int vcpu, uint32_t reason)
 	return n + st->exits_other;
 }
 
+/* The reasons pv_exit_count counts on their own, for the guest's event list. */
+static const char *pv_exit_name(void *vmm, uint32_t reason)
+{
+	(void)vmm;
+	return reason < STATS_EXIT_REASONS ? stats__exit_short_name(reason) : NULL;
+}
+
 static int pv_stats_fd(void *vmm, int vcpu)
 {
 	struct vcpu *v = &((struct vm *)vmm)->vcpus[vcpu];
@@ -132,6 +139,7 @@ static const struct vperf_hv_ops pv_ops = {
 	.irq_raise = pv_irq_raise,
 	.nmi_raise = pv_nmi_raise,
 	.exit_count = pv_exit_count,
+	.exit_name = pv_exit_name,
 	.stats_fd = pv_stats_fd,
 	.guest_exit = pv_guest_exit,
 	.report = pv_report,

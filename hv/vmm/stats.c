@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* The VMM's exit accounting (see stats.h). */
 #include <errno.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <linux/kvm.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +50,28 @@ const char *stats__exit_name(uint32_t reason)
 	if (reason < ARRAY_SIZE(exit_names) && exit_names[reason])
 		return exit_names[reason];
 	return NULL;
+}
+
+/* The same names in lowercase, for the guest's event list (libvperf-hv's exit_name). */
+static char exit_short[ARRAY_SIZE(exit_names)][24];
+static pthread_once_t exit_short_once = PTHREAD_ONCE_INIT;
+
+static void exit_short_build(void)
+{
+	for (size_t r = 0; r < ARRAY_SIZE(exit_names); r++) {
+		const char *n = exit_names[r];
+
+		for (size_t i = 0; n && n[i] && i < sizeof(exit_short[r]) - 1; i++)
+			exit_short[r][i] = (char)tolower((unsigned char)n[i]);
+	}
+}
+
+const char *stats__exit_short_name(uint32_t reason)
+{
+	if (!stats__exit_name(reason))
+		return NULL;
+	pthread_once(&exit_short_once, exit_short_build);
+	return exit_short[reason];
 }
 
 void stats__count_exit(struct vcpu_stats *st, uint32_t reason)

@@ -43,6 +43,8 @@ void stats__count_exit(struct vcpu_stats *st, uint32_t reason);
 void stats__count_port(struct vcpu_stats *st, uint16_t port, bool is_write, uint64_t n);
 uint64_t stats__port_count(const struct vcpu_stats *st, uint16_t port, bool is_write);
 const char *stats__exit_name(uint32_t reason);
+/* The same name in lowercase ("io", "hlt", "irq_window_open"), or NULL. */
+const char *stats__exit_short_name(uint32_t reason);
 
 struct vm;
 /* One line per non-zero counter: "stats: vcpu0 exit IO 1234". */

@@ -102,6 +102,24 @@ static inline void fake_trace_clock_sample(void *vmm, int vcpu, uint64_t guest_t
 	vm->last_guest_tsc = guest_tsc;
 }
 
+/* A VMM that names a few KVM exit reasons (KVM_EXIT_IO, _HLT, _MMIO, _SHUTDOWN), lowercase. */
+static inline const char *fake_exit_name(void *vmm, uint32_t reason)
+{
+	(void)vmm;
+	switch (reason) {
+	case 2:
+		return "io";
+	case 5:
+		return "hlt";
+	case 6:
+		return "mmio";
+	case 8:
+		return "shutdown";
+	default:
+		return NULL;
+	}
+}
+
 static const struct vperf_hv_ops fake_ops = {
 	.gpa_to_hva = fake_gpa_to_hva,
 	.irq_raise = fake_irq_raise,
@@ -112,6 +130,7 @@ static const struct vperf_hv_ops fake_ops = {
 	.nmi_raise = fake_nmi_raise,
 	.trace_records = fake_trace_records,
 	.trace_clock_sample = fake_trace_clock_sample,
+	.exit_name = fake_exit_name,
 };
 
 #endif

@@ -8,8 +8,8 @@ import struct
 import sys
 
 BASE = 0x100000           # FAKE_RAM_BASE
-VERSION, EXIT, UCALL, PAGE, COUNTERS, SNAP, OVF_SET, OVF_ACK, TRACE, FLUSH = range(10)
-DOORBELL_LOAD = 12        # VPERF_HC_NR_OPS + 2 in fuzz-hypercall.c
+VERSION, EXIT, UCALL, PAGE, COUNTERS, SNAP, OVF_SET, OVF_ACK, TRACE, FLUSH, EVENT_INFO = range(11)
+DOORBELL_LOAD = 13        # VPERF_HC_NR_OPS + 2 in fuzz-hypercall.c
 SRC_PERF, SRC_KVM, SRC_EXITS, SRC_STEAL = 1, 2, 3, 4
 
 
@@ -46,6 +46,10 @@ def hypercall():
         "doorbell": seed([call(COUNTERS, 0, BASE, 1), call(DOORBELL_LOAD, 0, 0, 8),
                           call(DOORBELL_LOAD, 0, 8, 8), call(DOORBELL_LOAD, 0, 4, 4),
                           call(DOORBELL_LOAD, 0, 128, 8), call(DOORBELL_LOAD, 1, 0, 8)], descs),
+        # a guest lists the host's events, then counts one it was told of
+        "event-info": seed([call(EVENT_INFO, 0, i, BASE + 80 * i) for i in range(16)] + [
+            call(COUNTERS, 0, BASE + 80 * 13, 2), call(EVENT_INFO, 0, 2**64 - 1, BASE),
+            call(EVENT_INFO, 0, 0, BASE + 0xFFFF), call(EVENT_INFO, 1, 7, 2**64 - 40)]),
     }
 
 

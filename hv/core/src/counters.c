@@ -36,6 +36,29 @@ static void pfm_init_once(void)
 	pfm_status = pfm_initialize();
 }
 
+int hv_pfm_ready(void)
+{
+	pthread_once(&pfm_once, pfm_init_once);
+	return pfm_status == PFM_SUCCESS ? 0 : -VPERF_ENODEV;
+}
+
+int hv_pfm_encode(const char *name, struct perf_event_attr *attr)
+{
+	pfm_perf_encode_arg_t arg;
+	int ret = hv_pfm_ready();
+
+	if (ret)
+		return ret;
+	memset(attr, 0, sizeof(*attr));
+	memset(&arg, 0, sizeof(arg));
+	arg.attr = attr;
+	arg.size = sizeof(arg);
+	ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	if (ret == PFM_ERR_NOTFOUND)
+		return -VPERF_ENOENT;
+	return ret == PFM_SUCCESS ? 0 : -VPERF_EINVAL;
+}
+
 /* perf's names of the software events, by config. */
 static const char *sw_name(uint64_t config)
 {
@@ -57,22 +80,12 @@ static int open_perf(struct hv_vcpu *v, struct hv_counter *c, const char *name)
 {
 	struct vperf_hv *hv = v->hv;
 	struct perf_event_attr attr;
-	pfm_perf_encode_arg_t arg;
 	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = v->tid };
 	int fd, ret;
 
-	pthread_once(&pfm_once, pfm_init_once);
-	if (pfm_status != PFM_SUCCESS)
-		return -VPERF_ENODEV;
-	memset(&attr, 0, sizeof(attr));
-	memset(&arg, 0, sizeof(arg));
-	arg.attr = &attr;
-	arg.size = sizeof(arg);
-	ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
-	if (ret == PFM_ERR_NOTFOUND)
-		return -VPERF_ENOENT;
-	if (ret != PFM_SUCCESS)
-		return -VPERF_EINVAL;
+	ret = hv_pfm_encode(name, &attr);
+	if (ret)
+		return ret;
 
 	if (attr.type == PERF_TYPE_SOFTWARE) {
 		c->kind = SRC_SW;
@@ -119,44 +132,96 @@ static int open_perf(struct hv_vcpu *v, struct hv_counter *c, const char *name)
 	return 0;
 }
 
-int hv_kvm_stat_offset(int fd, const char *name, uint32_t *offset)
-{
+/* A stats fd's header and descriptors (descs: h.num_desc of dsz bytes each, names terminated). */
+struct kvm_stats {
 	struct kvm_stats_header h;
 	size_t dsz;
-	char *descs;
-	int ret = -VPERF_ENOENT;
+	char *descs;			/* malloc'd */
+};
 
-	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+static int kvm_stats_read(int fd, struct kvm_stats *st)
+{
+	struct kvm_stats_header *h = &st->h;
+
+	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h))
 		return -VPERF_ENODEV;
-	if (!h.num_desc || h.num_desc > 4096 || !h.name_size || h.name_size > 4096)
+	if (!h->num_desc || h->num_desc > 4096 || !h->name_size || h->name_size > 4096)
 		return -VPERF_ENODEV;
-	dsz = sizeof(struct kvm_stats_desc) + h.name_size;
-	descs = malloc(dsz * h.num_desc);
-	if (!descs)
+	st->dsz = sizeof(struct kvm_stats_desc) + h->name_size;
+	st->descs = malloc(st->dsz * h->num_desc);
+	if (!st->descs)
 		return -VPERF_ENOSPC;
-	if (pread(fd, descs, dsz * h.num_desc, h.desc_offset) != (ssize_t)(dsz * h.num_desc)) {
-		ret = -VPERF_ENODEV;
-		goto out;
+	if (pread(fd, st->descs, st->dsz * h->num_desc, h->desc_offset) !=
+	    (ssize_t)(st->dsz * h->num_desc)) {
+		free(st->descs);
+		return -VPERF_ENODEV;
 	}
-	for (uint32_t i = 0; i < h.num_desc; i++) {
-		struct kvm_stats_desc *d = (struct kvm_stats_desc *)(descs + i * dsz);
-		uint32_t type = d->flags & KVM_STATS_TYPE_MASK;
+	for (uint32_t i = 0; i < h->num_desc; i++)
+		((struct kvm_stats_desc *)(st->descs + i * st->dsz))->name[h->name_size - 1] = '\0';
+	return 0;
+}
 
-		d->name[h.name_size - 1] = '\0';
+static const struct kvm_stats_desc *kvm_stats_desc(const struct kvm_stats *st, uint32_t i)
+{
+	return (const struct kvm_stats_desc *)(st->descs + i * st->dsz);
+}
+
+/* A single value that counts (histograms are not counters). */
+static bool kvm_stat_is_counter(const struct kvm_stats_desc *d)
+{
+	uint32_t type = d->flags & KVM_STATS_TYPE_MASK;
+
+	return d->size == 1 && (type == KVM_STATS_TYPE_CUMULATIVE ||
+				type == KVM_STATS_TYPE_INSTANT || type == KVM_STATS_TYPE_PEAK);
+}
+
+int hv_kvm_stat_offset(int fd, const char *name, uint32_t *offset)
+{
+	struct kvm_stats st;
+	int ret = kvm_stats_read(fd, &st);
+
+	if (ret)
+		return ret;
+	ret = -VPERF_ENOENT;
+	for (uint32_t i = 0; i < st.h.num_desc; i++) {
+		const struct kvm_stats_desc *d = kvm_stats_desc(&st, i);
+
 		if (strcmp(d->name, name))
 			continue;
-		if (d->size != 1 || (type != KVM_STATS_TYPE_CUMULATIVE &&
-				     type != KVM_STATS_TYPE_INSTANT && type != KVM_STATS_TYPE_PEAK)) {
-			ret = -VPERF_EINVAL;	/* histograms are not counters */
-			goto out;
+		if (kvm_stat_is_counter(d)) {
+			*offset = st.h.data_offset + d->offset;
+			ret = 0;
+		} else {
+			ret = -VPERF_EINVAL;
 		}
-		*offset = h.data_offset + d->offset;
-		ret = 0;
-		goto out;
+		break;
 	}
-out:
-	free(descs);
+	free(st.descs);
 	return ret;
+}
+
+int hv_kvm_stat_names(int fd, char (**names)[VPERF_EVENT_NAME_LEN], uint32_t *nr)
+{
+	struct kvm_stats st;
+	int ret = kvm_stats_read(fd, &st);
+
+	if (ret)
+		return ret;
+	*nr = 0;
+	*names = calloc(st.h.num_desc, sizeof(**names));
+	if (!*names) {
+		free(st.descs);
+		return -VPERF_ENOSPC;
+	}
+	for (uint32_t i = 0; i < st.h.num_desc; i++) {
+		const struct kvm_stats_desc *d = kvm_stats_desc(&st, i);
+
+		/* a name that does not fit a descriptor could not be asked for */
+		if (kvm_stat_is_counter(d) && d->name[0] && strlen(d->name) < VPERF_EVENT_NAME_LEN)
+			memcpy((*names)[(*nr)++], d->name, strlen(d->name));
+	}
+	free(st.descs);
+	return 0;
 }
 
 /* Raw value of a non-perf source now. */

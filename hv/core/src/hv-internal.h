@@ -66,6 +66,9 @@ struct hv_vcpu {
 	unsigned char trace_batch[64 * 1024] __attribute__((aligned(8)));
 	uint64_t hc_count[VPERF_HC_NR_OPS + 1];	/* last: unknown ops */
 	uint64_t doorbell_count;	/* doorbell loads */
+	/* events.c: the stats fd's counter names, read at the first EVENT_INFO that needs them */
+	char (*kvm_names)[VPERF_EVENT_NAME_LEN];
+	uint32_t nr_kvm_names;
 };
 
 struct vperf_hv {
@@ -99,6 +102,9 @@ uint64_t hv_now_ns(void);
 /* Is "src:name" allowed by the device's allowlist? */
 bool hv_allowed(const struct vperf_hv *hv, const char *src, const char *name);
 
+/* events.c: VPERF_HC_EVENT_INFO, entry index into the descriptor at gpa. */
+int64_t hv_event_info(struct hv_vcpu *v, uint64_t index, uint64_t gpa);
+
 /* trace.c */
 /*
  * The size of the valid version-2 record at buf (avail bytes readable
@@ -110,5 +116,19 @@ int64_t hv_trace_drain(struct hv_vcpu *v);
 
 /* KVM binary stats: the byte offset of a named u64 stat in the stats fd. */
 int hv_kvm_stat_offset(int stats_fd, const char *name, uint32_t *offset);
+/*
+ * The names of the stats fd's counters (what hv_kvm_stat_offset accepts), in
+ * the fd's order, NUL-padded: *names is calloc'd (the caller frees it).
+ */
+int hv_kvm_stat_names(int stats_fd, char (**names)[VPERF_EVENT_NAME_LEN], uint32_t *nr);
+/* libpfm4 initialized (once): 0, or -VPERF_ENODEV. */
+int hv_pfm_ready(void);
+struct perf_event_attr;
+/*
+ * A PERF event's name as COUNTERS_SET resolves it (libpfm4, user and kernel
+ * levels) into *attr: 0, or -VPERF_ENODEV (no libpfm4), -VPERF_ENOENT (no
+ * such event), -VPERF_EINVAL (not encodable: a unit mask missing, ...).
+ */
+int hv_pfm_encode(const char *name, struct perf_event_attr *attr);
 
 #endif /* VPERF_HV_INTERNAL_H */

@@ -151,6 +151,7 @@ void vperf_hv__delete(struct vperf_hv *hv)
 	for (int i = 0; hv->vcpus && i < hv->cfg.nr_vcpus; i++) {
 		counters_clear(&hv->vcpus[i]);
 		pthread_mutex_destroy(&hv->vcpus[i].trace_lock);
+		free(hv->vcpus[i].kvm_names);
 		if (hv->vcpus[i].schedstat_fd >= 0)
 			close(hv->vcpus[i].schedstat_fd);
 	}
@@ -164,7 +165,7 @@ void vperf_hv__delete(struct vperf_hv *hv)
 
 uint32_t vperf_hv__features(const struct vperf_hv *hv)
 {
-	return VPERF_FEAT_COUNTERS | VPERF_FEAT_OVERFLOW | VPERF_FEAT_TRACE |
+	return VPERF_FEAT_COUNTERS | VPERF_FEAT_OVERFLOW | VPERF_FEAT_TRACE | VPERF_FEAT_EVENT_INFO |
 	       (hv->host_pmu ? VPERF_FEAT_HW_EVENTS : 0) |
 	       (hv->cfg.doorbell_gpa ? VPERF_FEAT_DOORBELL : 0) |
 	       (hv->ops->nmi_raise ? VPERF_FEAT_OVERFLOW_NMI : 0) |
@@ -498,6 +499,8 @@ int64_t vperf_hv__hypercall(struct vperf_hv *hv, int vcpu, uint32_t op, const ui
 		return hc_trace_register(v, args[0], args[1]);
 	case VPERF_HC_TRACE_FLUSH:
 		return hc_trace_flush(v, args[0]);
+	case VPERF_HC_EVENT_INFO:
+		return hv_event_info(v, args[0], args[1]);
 	default:
 		return -VPERF_ENOSYS;
 	}

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <linux/kvm.h>
 #include <cmocka.h>
 
 #include "../fuzz/fake-vm.h"
@@ -26,7 +28,8 @@ struct fixture {
 
 static const char *allow_all[] = { "*" };
 
-static int setup_with(void **state, const char *const *allow, int nr_allow, uint64_t min_irq)
+static int setup_ops(void **state, const struct vperf_hv_ops *ops, const char *const *allow,
+		     int nr_allow, uint64_t min_irq)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct vperf_hv_config cfg = {
@@ -37,10 +40,15 @@ static int setup_with(void **state, const char *const *allow, int nr_allow, uint
 	assert_non_null(f);
 	f->vm.ram = calloc(1, FAKE_RAM_SIZE);
 	assert_non_null(f->vm.ram);
-	assert_int_equal(vperf_hv__new(&cfg, &fake_ops, &f->vm, &f->hv), 0);
+	assert_int_equal(vperf_hv__new(&cfg, ops, &f->vm, &f->hv), 0);
 	assert_int_equal(vperf_hv__vcpu_enter(f->hv, 0), 0);
 	*state = f;
 	return 0;
+}
+
+static int setup_with(void **state, const char *const *allow, int nr_allow, uint64_t min_irq)
+{
+	return setup_ops(state, &fake_ops, allow, nr_allow, min_irq);
 }
 
 static int setup(void **state)
@@ -105,6 +113,7 @@ static void version_reports_abi_and_features(void **state)
 
 	assert_int_equal(r & 0xffffffff, VPERF_ABI_VERSION);
 	assert_true((r >> 32) & VPERF_FEAT_COUNTERS);
+	assert_true((r >> 32) & VPERF_FEAT_EVENT_INFO);
 	assert_int_equal(r >> 32, vperf_hv__features(f->hv));
 }
 
@@ -780,6 +789,368 @@ static void trace_record_check_enforces_each_rule(void **state)
 	assert_int_equal(hv_trace_rec_check(b, sizeof(b)), 0);
 }
 
+/* ---- EVENT_INFO: the host's event list (docs/abi.md 2.3, "Discovery") ---- */
+
+#define INFO_GPA	(FAKE_RAM_BASE + 0x2000)
+
+struct entry {
+	struct vperf_event_desc d;
+	int64_t status;
+};
+
+/* EVENT_INFO of vcpu from index 0 until -VPERF_ENOENT: the entries (free them), *n of them. */
+static struct entry *walk(struct fixture *f, int vcpu, uint64_t *n)
+{
+	struct entry *e = NULL;
+	int64_t r;
+
+	for (*n = 0;; (*n)++) {
+		r = hc(f, vcpu, VPERF_HC_EVENT_INFO, *n, INFO_GPA);
+		if (r == -VPERF_ENOENT)
+			return e;
+		assert_true(r >= 0);
+		assert_true(*n < 100000);
+		e = realloc(e, (*n + 1) * sizeof(*e));
+		assert_non_null(e);
+		memcpy(&e[*n].d, gmem(f, INFO_GPA), sizeof(e[*n].d));
+		e[*n].status = r;
+		assert_int_equal(e[*n].d.flags, 0);
+		assert_non_null(memchr(e[*n].d.name, '\0', sizeof(e[*n].d.name)));
+	}
+}
+
+/* The index of the entry of source src named name, or -1. */
+static long find(const struct entry *e, uint64_t n, uint32_t src, const char *name)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (e[i].d.source == src && !strcmp(e[i].d.name, name))
+			return (long)i;
+	return -1;
+}
+
+static const char *const generic_hw[] = {
+	"instructions", "cycles", "cache-references", "cache-misses",
+	"branch-instructions", "branch-misses",
+};
+static const char *const sw_names[] = {
+	"task-clock", "cpu-clock", "context-switches", "cpu-migrations",
+	"page-faults", "minor-faults", "major-faults",
+};
+
+static bool is_sw(const struct vperf_event_desc *d)
+{
+	for (size_t i = 0; i < sizeof(sw_names) / sizeof(sw_names[0]); i++)
+		if (d->source == VPERF_SRC_PERF && !strcmp(d->name, sw_names[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Without a PMU: the generic hardware events first (ENODEV), the software
+ * events, the exits ("all", then the reasons the fake VMM names, in
+ * order) and steal last; nothing else, and no counter changed.
+ */
+static void event_info_lists_every_source_in_order_and_hw_is_enodev_without_pmu(void **state)
+{
+	static const struct { uint64_t arg; const char *name; } exits[] = {
+		{ UINT64_MAX, "all" }, { 2, "io" }, { 5, "hlt" }, { 6, "mmio" }, { 8, "shutdown" },
+	};
+	struct fixture *f = *state;
+	struct entry *e;
+	uint64_t n, i = 0;
+
+	f->hv->host_pmu = false;	/* whatever this host has */
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 1), 0);
+	e = walk(f, 0, &n);
+	assert_int_equal(n, 6 + 7 + 5 + 1);
+	for (size_t k = 0; k < 6; k++, i++) {
+		assert_int_equal(e[i].d.source, VPERF_SRC_PERF);
+		assert_string_equal(e[i].d.name, generic_hw[k]);
+		assert_int_equal(e[i].status, VPERF_ENODEV);
+	}
+	for (size_t k = 0; k < 7; k++, i++) {
+		assert_int_equal(e[i].d.source, VPERF_SRC_PERF);
+		assert_string_equal(e[i].d.name, sw_names[k]);
+		assert_int_equal(e[i].status, 0);
+	}
+	for (size_t k = 0; k < 5; k++, i++) {
+		assert_int_equal(e[i].d.source, VPERF_SRC_EXITS);
+		assert_true(e[i].d.arg == exits[k].arg);
+		assert_string_equal(e[i].d.name, exits[k].name);
+		assert_int_equal(e[i].status, 0);
+	}
+	assert_int_equal(e[i].d.source, VPERF_SRC_STEAL);
+	assert_string_equal(e[i].d.name, "steal");
+	assert_int_equal(e[i].status, 0);
+	/* the same list again; the counter set before it untouched */
+	free(e);
+	e = walk(f, 0, &i);
+	assert_int_equal(i, n);
+	assert_int_equal(find(e, n, VPERF_SRC_PERF, "task-clock"), 6);
+	f->vm.exits[0] += 3;
+	assert_int_equal(hc(f, 0, VPERF_HC_SNAPSHOT, 0, 0), 0);
+	assert_int_equal(page(f)->nr_counters, 1);
+	assert_int_equal(page(f)->counters[0].value, 3);
+	assert_int_equal(vperf_hv__hypercall_count(f->hv, 0, VPERF_HC_EVENT_INFO), 2 * (n + 1));
+	free(e);
+}
+
+/* An allowlist without sw:* and with one exit reason: those entries say EPERM, the rest 0. */
+static void event_info_status_is_eperm_where_the_allowlist_refuses(void **state)
+{
+	static const char *allow[] = { "hw:*", "kvm:*", "exits:all", "exits:5", "steal:*" };
+	struct fixture *f;
+	struct entry *e;
+	uint64_t n;
+
+	setup_with(state, allow, 5, 1);
+	f = *state;
+	e = walk(f, 0, &n);
+	for (uint64_t i = 0; i < n; i++) {
+		if (is_sw(&e[i].d))
+			assert_int_equal(e[i].status, VPERF_EPERM);
+	}
+	assert_int_equal(e[find(e, n, VPERF_SRC_PERF, "task-clock")].status, VPERF_EPERM);
+	assert_int_equal(e[find(e, n, VPERF_SRC_STEAL, "steal")].status, 0);
+	assert_int_equal(e[find(e, n, VPERF_SRC_EXITS, "all")].status, 0);
+	assert_int_equal(e[find(e, n, VPERF_SRC_EXITS, "hlt")].status, 0);
+	assert_int_equal(e[find(e, n, VPERF_SRC_EXITS, "io")].status, VPERF_EPERM);
+	free(e);
+	teardown(state);
+}
+
+/*
+ * A fake KVM stats fd (memfd): two counters, a histogram and a counter
+ * whose name does not fit a descriptor, which are not listed.
+ */
+static int kvm_stats_memfd = -1;
+
+static int memfd_stats_fd(void *vmm, int vcpu)
+{
+	(void)vmm;
+	return vcpu == 0 ? kvm_stats_memfd : -1;
+}
+
+static int make_kvm_stats_fd(void)
+{
+	enum { NAME = 80, NDESC = 4, DESC = sizeof(struct kvm_stats_desc) + NAME };
+	static const struct { const char *name; uint32_t type; uint16_t size; } st[NDESC] = {
+		{ "exits", KVM_STATS_TYPE_CUMULATIVE, 1 },
+		{ "halt_wait_hist", KVM_STATS_TYPE_LINEAR_HIST, 8 },
+		{ "a_statistic_whose_name_is_longer_than_a_vperf_event_descriptor_holds", 0, 1 },
+		{ "max_mmu_page_hash_collisions", KVM_STATS_TYPE_PEAK, 1 },
+	};
+	unsigned char buf[24 + NAME + NDESC * DESC + 12 * 8];
+	struct kvm_stats_header h = {
+		.name_size = NAME, .num_desc = NDESC, .id_offset = 24, .desc_offset = 24 + NAME,
+		.data_offset = 24 + NAME + NDESC * DESC,
+	};
+	uint32_t off = 0;
+	int fd = memfd_create("kvm-stats", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &h, sizeof(h));
+	for (int i = 0; i < NDESC; i++) {
+		struct kvm_stats_desc *d = (void *)(buf + h.desc_offset + i * DESC);
+
+		d->flags = st[i].type;
+		d->size = st[i].size;
+		d->offset = off;
+		snprintf(d->name, NAME, "%s", st[i].name);
+		off += 8u * st[i].size;
+	}
+	for (int i = 0; i < 12; i++)
+		memcpy(buf + h.data_offset + 8 * i, &(uint64_t){ 1000u + (unsigned)i }, 8);
+	assert_int_equal(write(fd, buf, sizeof(buf)), sizeof(buf));
+	return fd;
+}
+
+/*
+ * Known answer: the list says what COUNTERS_SET does.  Every entry with
+ * status 0 (hardware aside: perf may still refuse a PMU event) counts when
+ * set alone, every other status is COUNTERS_SET's error; on a vCPU whose
+ * thread never ran too.  The KVM stats are the counters of the stats fd,
+ * in its order.
+ */
+static void event_info_entries_are_what_counters_set_accepts(void **state)
+{
+	static const char *some[] = { "hw:*", "kvm:exits", "exits:all", "exits:5", "steal:*" };
+	static struct vperf_hv_ops ops;
+	struct fixture *f;
+	struct entry *e;
+	uint64_t n, accepted = 0, refused = 0;
+	long k;
+
+	kvm_stats_memfd = make_kvm_stats_fd();
+	ops = fake_ops;
+	ops.stats_fd = memfd_stats_fd;
+	for (int round = 0; round < 2; round++) {
+		setup_ops(state, &ops, round ? some : allow_all, round ? 5 : 1, 1);
+		f = *state;
+		for (int vcpu = 0; vcpu < 2; vcpu++) {
+			e = walk(f, vcpu, &n);
+			k = find(e, n, VPERF_SRC_KVM_STAT, "exits");
+			if (vcpu == 0) {
+				assert_true(k > 0);
+				assert_string_equal(e[k + 1].d.name, "max_mmu_page_hash_collisions");
+				assert_int_equal(e[k + 2].d.source, VPERF_SRC_EXITS);
+				assert_int_equal(e[k - 1].d.source, VPERF_SRC_PERF);
+			} else {
+				assert_int_equal(k, -1);	/* vCPU 1 has no stats fd */
+			}
+			for (uint64_t i = 0; i < n; i++) {
+				bool hw = e[i].d.source == VPERF_SRC_PERF && !is_sw(&e[i].d);
+				int64_t r;
+
+				if (hw && e[i].status == 0)
+					continue;
+				memcpy(gmem(f, DESC_GPA), &e[i].d, sizeof(e[i].d));
+				r = hc(f, vcpu, VPERF_HC_COUNTERS_SET, DESC_GPA, 1);
+				if (r != -e[i].status)
+					print_error("vcpu%d %u:%s status %" PRId64 ", COUNTERS_SET %" PRId64
+						    "\n", vcpu, e[i].d.source, e[i].d.name, e[i].status, r);
+				assert_int_equal(r, -e[i].status);
+				accepted += r == 0;
+				refused += e[i].status == VPERF_EPERM;
+			}
+			free(e);
+		}
+		teardown(state);
+	}
+	print_message("%" PRIu64 " entries accepted by COUNTERS_SET, %" PRIu64 " refused (EPERM)\n",
+		      accepted, refused);
+	/*
+	 * All allowed: vCPU 0 7 sw, 2 kvm, 5 exits, steal; vCPU 1 (no thread, no
+	 * stats fd, no schedstat) the 5 exits.  Some: vCPU 0 kvm exits, exits all
+	 * and 5, steal, refusing 7 sw, a kvm stat and 3 exits; vCPU 1 2 exits,
+	 * refusing the 7 sw (the allowlist before the thread) and 3 exits.
+	 */
+	assert_int_equal(accepted, 15 + 5 + 4 + 2);
+	assert_int_equal(refused, 11 + 10);
+	close(kvm_stats_memfd);
+	kvm_stats_memfd = -1;
+}
+
+/* A GPA not all in RAM is EFAULT before anything else; past the end is ENOENT; nothing written. */
+static void event_info_checks_the_gpa_first_and_writes_only_a_whole_padded_entry(void **state)
+{
+	struct fixture *f = *state;
+	unsigned char *p = gmem(f, INFO_GPA), before[sizeof(struct vperf_event_desc)];
+	const struct vperf_event_desc *d = (const void *)p;
+	uint64_t n;
+	size_t len;
+
+	free(walk(f, 0, &n));
+	memset(p, 0xa5, sizeof(before));
+	memcpy(before, p, sizeof(before));
+	assert_int_equal(hc(f, 0, VPERF_HC_EVENT_INFO, 0, 0), -VPERF_EFAULT);
+	assert_int_equal(hc(f, 0, VPERF_HC_EVENT_INFO, 0, FAKE_RAM_BASE + FAKE_RAM_SIZE - 79),
+			 -VPERF_EFAULT);
+	assert_int_equal(hc(f, 0, VPERF_HC_EVENT_INFO, 0, FAKE_RAM_BASE - 1), -VPERF_EFAULT);
+	assert_int_equal(hc(f, 0, VPERF_HC_EVENT_INFO, 0, UINT64_MAX - 40), -VPERF_EFAULT);
+	assert_int_equal(hc(f, 0, VPERF_HC_EVENT_INFO, UINT64_MAX, UINT64_MAX), -VPERF_EFAULT);
+	assert_int_equal(hc(f, 0, VPERF_HC_EVENT_INFO, n, INFO_GPA), -VPERF_ENOENT);
+	assert_int_equal(hc(f, 0, VPERF_HC_EVENT_INFO, n + 1, INFO_GPA), -VPERF_ENOENT);
+	assert_int_equal(hc(f, 0, VPERF_HC_EVENT_INFO, UINT64_MAX, INFO_GPA), -VPERF_ENOENT);
+	assert_int_equal(hc(f, 0, VPERF_HC_EVENT_INFO, 1ull << 63, INFO_GPA), -VPERF_ENOENT);
+	assert_memory_equal(p, before, sizeof(before));
+	/* the last byte of RAM is fine */
+	assert_true(hc(f, 0, VPERF_HC_EVENT_INFO, n - 1, FAKE_RAM_BASE + FAKE_RAM_SIZE - 80) >= 0);
+	/* an entry overwrites all 80 bytes: the name NUL-padded to the end */
+	assert_true(hc(f, 0, VPERF_HC_EVENT_INFO, 0, INFO_GPA) >= 0);
+	assert_string_equal(d->name, "instructions");
+	assert_int_equal(d->flags, 0);
+	assert_int_equal(d->arg, 0);
+	len = strlen(d->name);
+	for (size_t i = len; i < sizeof(d->name); i++)
+		assert_int_equal(d->name[i], 0);
+	/* ...and the last entry's, 'steal', over a longer name */
+	assert_true(hc(f, 0, VPERF_HC_EVENT_INFO, n - 1, INFO_GPA) >= 0);
+	assert_string_equal(d->name, "steal");
+	for (size_t i = 5; i < sizeof(d->name); i++)
+		assert_int_equal(d->name[i], 0);
+	/* the other vCPU's list has the same length (no stats fd here) */
+	assert_int_equal(hc(f, 1, VPERF_HC_EVENT_INFO, n, INFO_GPA), -VPERF_ENOENT);
+	assert_true(hc(f, 1, VPERF_HC_EVENT_INFO, n - 1, INFO_GPA) >= 0);
+}
+
+/* The EXITS entries are "all" and the reasons the VMM names; without its callback only "all". */
+static void event_info_lists_exit_reasons_only_with_the_vmms_names(void **state)
+{
+	static struct vperf_hv_ops ops;
+	struct fixture *f = *state;
+	struct entry *e;
+	uint64_t n, exits = 0;
+
+	e = walk(f, 0, &n);
+	assert_int_equal(e[find(e, n, VPERF_SRC_EXITS, "shutdown")].d.arg, 8);
+	assert_int_equal(e[find(e, n, VPERF_SRC_EXITS, "mmio")].d.arg, 6);
+	free(e);
+	teardown(state);
+
+	ops = fake_ops;
+	ops.exit_name = NULL;
+	setup_ops(state, &ops, allow_all, 1, 1);
+	f = *state;
+	e = walk(f, 0, &n);
+	for (uint64_t i = 0; i < n; i++)
+		exits += e[i].d.source == VPERF_SRC_EXITS;
+	assert_int_equal(exits, 1);
+	assert_true(e[find(e, n, VPERF_SRC_EXITS, "all")].d.arg == UINT64_MAX);
+	assert_int_equal(e[n - 1].d.source, VPERF_SRC_STEAL);
+	free(e);
+}
+
+/*
+ * With a PMU the core PMU's events (libpfm4's, "pmu::event") follow the
+ * generic ones, before the software events; the allowlist decides their
+ * status like any hardware event's.  What libpfm4 knows depends on the
+ * CPU: the count is printed, the shape checked.
+ */
+static void event_info_with_a_pmu_lists_core_pmu_events_after_the_generic_ones(void **state)
+{
+	static const char *allow[] = { "hw:instructions", "sw:*", "exits:*", "steal:*" };
+	struct fixture *f = *state;
+	struct entry *e;
+	uint64_t n, nr_pmu;
+	double t0, t1;
+
+	f->hv->host_pmu = true;		/* whatever this host has */
+	t0 = thread_cpu_ns();
+	e = walk(f, 0, &n);
+	t1 = thread_cpu_ns();
+	nr_pmu = (uint64_t)find(e, n, VPERF_SRC_PERF, "task-clock") - 6;
+	print_message("%" PRIu64 " entries (%" PRIu64 " of core PMUs) walked in %.3f ms, the first "
+		      "time, %s\n", n, nr_pmu, (t1 - t0) / 1e6, nr_pmu ? e[6].d.name : "-");
+	for (uint64_t i = 0; i < 6; i++) {
+		assert_string_equal(e[i].d.name, generic_hw[i]);
+		assert_int_equal(e[i].status, 0);
+	}
+	for (uint64_t i = 6; i < 6 + nr_pmu; i++) {
+		assert_int_equal(e[i].d.source, VPERF_SRC_PERF);
+		assert_non_null(strstr(e[i].d.name, "::"));
+		assert_int_equal(e[i].status, 0);
+	}
+	free(e);
+	t0 = thread_cpu_ns();
+	free(walk(f, 0, &n));
+	t1 = thread_cpu_ns();
+	print_message("again: %.3f us per entry\n", (t1 - t0) / 1e3 / (double)n);
+	teardown(state);
+
+	setup_with(state, allow, 4, 1);
+	f = *state;
+	f->hv->host_pmu = true;
+	e = walk(f, 0, &n);
+	assert_int_equal(e[0].status, 0);		/* hw:instructions */
+	for (uint64_t i = 1; i < 6 + nr_pmu; i++)
+		assert_int_equal(e[i].status, VPERF_EPERM);
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -813,6 +1184,19 @@ int main(void)
 			trace_v2_records_are_delivered_whole_and_invalid_ones_cost_only_the_rest, setup,
 			teardown),
 		cmocka_unit_test(trace_record_check_enforces_each_rule),
+		cmocka_unit_test_setup_teardown(
+			event_info_lists_every_source_in_order_and_hw_is_enodev_without_pmu, setup,
+			teardown),
+		cmocka_unit_test(event_info_status_is_eperm_where_the_allowlist_refuses),
+		cmocka_unit_test(event_info_entries_are_what_counters_set_accepts),
+		cmocka_unit_test_setup_teardown(
+			event_info_checks_the_gpa_first_and_writes_only_a_whole_padded_entry, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(event_info_lists_exit_reasons_only_with_the_vmms_names,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			event_info_with_a_pmu_lists_core_pmu_events_after_the_generic_ones, setup,
+			teardown),
 	};
 
 	return cmocka_run_group_tests_name("libvperf-hv", tests, NULL, NULL);

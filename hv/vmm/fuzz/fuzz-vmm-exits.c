@@ -22,7 +22,8 @@
  * Checked besides ASan/UBSan: a read of a port or MMIO address without a device reads all ones and
  * is counted, a malformed exit stops the vCPU with a VMM error, the vperf port refuses and counts
  * every access but a single 32-bit OUT, the UART's and console's indexes stay in their buffers, and
- * no exit changes guest RAM outside the pages and ring tails the guest registered.
+ * no exit changes guest RAM outside the pages and ring tails the guest registered and the
+ * descriptor a successful EVENT_INFO filled.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,16 @@ static void writable(const struct vm *vm, uint64_t (*r)[2], unsigned int *n)
 	}
 }
 
+/* A successful EVENT_INFO wrote one descriptor at RCX: RAM the guest asked the device to write. */
+static void event_info_writes(uint32_t op, int64_t ret, uint64_t gpa, uint64_t (*r)[2],
+			      unsigned int *n)
+{
+	if (op == VPERF_HC_EVENT_INFO && ret >= 0) {
+		r[*n][0] = gpa;
+		r[(*n)++][1] = sizeof(struct vperf_event_desc);
+	}
+}
+
 static void check_ram(const struct vm *vm, const uint8_t *before, uint64_t (*r)[2], unsigned int n)
 {
 	uint8_t *copy;
@@ -130,7 +141,8 @@ static void check_devices(const struct vm *vm)
 		abort();
 }
 
-static void port_io(struct vm *vm, struct vcpu *v, struct fuzz_in *in)
+static void port_io(struct vm *vm, struct vcpu *v, struct fuzz_in *in, uint64_t (*regions)[2],
+		    unsigned int *nr)
 {
 	struct kvm_run *run = v->run;
 	uint8_t flags = in_u8(in), buf[16];
@@ -189,6 +201,9 @@ static void port_io(struct vm *vm, struct vcpu *v, struct fuzz_in *in)
 		if (v->stats.pv_bad_access != bad_before + (call ? 0 : count) ||
 		    (!(flags & 1) && !all_ones((uint8_t *)run + off, (size_t)size * count)))
 			abort();
+		if (call)
+			event_info_writes(get_le32(buf), (int64_t)run->s.regs.regs.rax,
+					  run->s.regs.regs.rcx, regions, nr);
 	} else if (devices[dev].base == 0xcf8 || devices[dev].base == 0x80) {
 		if (!(flags & 1) && !all_ones((uint8_t *)run + off, (size_t)size * count))
 			abort();	/* no PCI devices, nothing at the POST port */
@@ -268,7 +283,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (vm && !in_empty(&in)) {
 		uint8_t op = in_u8(&in) % 6;
 		struct vcpu *v = &vm->vcpus[in_u8(&in) % FV_NR_VCPUS];
-		uint64_t regions[2 * 2 * FV_NR_VCPUS][2];
+		uint64_t regions[2 * 2 * FV_NR_VCPUS + 1][2];
 		unsigned int nr = 0;
 
 		memcpy(before, vm->ram, FV_RAM_SIZE);
@@ -283,7 +298,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;	/* the guest, not the VMM, changed RAM */
 		}
 		case 1:
-			port_io(vm, v, &in);
+			port_io(vm, v, &in, regions, &nr);
 			break;
 		case 2:
 			mmio_exit(vm, v, &in);
@@ -311,6 +326,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ret = fv_hypercall(v, hc % (VPERF_HC_NR_OPS + 1), a);
 			if (ret < 0 && -ret > VPERF_ESTATE)
 				abort();	/* an error code the ABI does not define */
+			event_info_writes(hc % (VPERF_HC_NR_OPS + 1), ret, a[1], regions, &nr);
 			break;
 		}
 		}

@@ -12,7 +12,7 @@ import sys
 LOW, HIGH_GPA, HIGH = 48 * 1024, 4 << 30, 16 * 1024      # fake-vmm.h's RAM
 DOORBELL, IOAPIC, LAPIC = 0xfeb00000, 0xfec00000, 0xfee00000
 PORT = 0x5650
-VERSION, EXIT, UCALL, PAGE, COUNTERS, SNAP, OVF_SET, OVF_ACK, TRACE, FLUSH = range(10)
+VERSION, EXIT, UCALL, PAGE, COUNTERS, SNAP, OVF_SET, OVF_ACK, TRACE, FLUSH, EVENT_INFO = range(11)
 SRC_PERF, SRC_KVM, SRC_EXITS, SRC_STEAL = 1, 2, 3, 4
 PRINT, ASSERT, VALUES = 1, 2, 3
 UART = 0x3f8
@@ -125,6 +125,12 @@ def vmm_exits():
     return {
         "serial": serial, "panic-line": panic, "platform": platform, "device": device,
         "malformed": malformed, "mmio": mmios, "other-exits": others,
+        # the host's event list into RAM, by the port and by hc; one entry counted; bad GPAs
+        "event-info": (b"".join(hc(EVENT_INFO, i, 0x2000 + 80 * i) for i in range(24)) +
+                       hc(COUNTERS, 0x2000 + 80 * 18, 2) + hc(PAGE, 0x1000) + hc(SNAP) +
+                       pio(PORT, True, 4, struct.pack("<I", EVENT_INFO), regs=(14, 0x3000, 0, 0)) +
+                       hc(EVENT_INFO, 2**64 - 1, 0x2000) + hc(EVENT_INFO, 0, LOW - 40) +
+                       hc(EVENT_INFO, 0, DOORBELL, vcpu=1)),
         "two-vcpus": (hc(PAGE, 0x1000, vcpu=0) + hc(PAGE, 0x2000, vcpu=1) +
                       hc(TRACE, 0x2000, 4096 + 64, vcpu=0) + mmio(DOORBELL, vcpu=1) +
                       pio(UART, True, 1, b"a", vcpu=1)),

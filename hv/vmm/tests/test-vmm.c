@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -775,6 +776,57 @@ static void vmm_pvport_ucall(void **state)
 	fake_delete(f);
 }
 
+/*
+ * EVENT_INFO through the port's dispatch: the list ends in ENOENT, its EXITS entries are "all" and
+ * one per reason the exit accounting names, in lowercase, and an entry is what COUNTERS_SET takes.
+ */
+static void vmm_pvport_event_info(void **state)
+{
+	struct fake *f = fake_new();
+	struct vcpu *v = &f->vm.vcpus[0];
+	const struct vperf_event_desc *d = (const void *)(f->ram + 0x2000);
+	struct vperf_event_desc hlt = { 0 };
+	uint64_t a[4] = { 0, 0x2000, 0, 0 }, named = 0, exits = 0;
+	int64_t r;
+
+	(void)state;
+	vmm_pv_vcpu_enter(v);
+	assert_true(vmm_pv_features(&f->vm) & VPERF_FEAT_EVENT_INFO);
+	for (uint32_t reason = 0; reason < 256; reason++)
+		named += stats__exit_name(reason) != NULL;
+	for (a[0] = 0; (r = pvport__hypercall(v, VPERF_HC_EVENT_INFO, a)) != -VPERF_ENOENT; a[0]++) {
+		assert_true(r >= 0 && a[0] < 100000);
+		if (d->source != VPERF_SRC_EXITS)
+			continue;
+		exits++;
+		if (d->arg == UINT64_MAX) {
+			assert_string_equal(d->name, "all");
+			continue;
+		}
+		assert_non_null(stats__exit_name((uint32_t)d->arg));
+		assert_int_equal(strcasecmp(d->name, stats__exit_name((uint32_t)d->arg)), 0);
+		for (const char *c = d->name; *c; c++)
+			assert_false(*c >= 'A' && *c <= 'Z');
+		if (d->arg == KVM_EXIT_HLT)
+			hlt = *d;
+	}
+	assert_int_equal(exits, 1 + named);
+	assert_string_equal(hlt.name, "hlt");
+	assert_int_equal(v->stats.pv_ops[VPERF_HC_EVENT_INFO], a[0] + 1);
+	assert_string_equal(stats__exit_short_name(KVM_EXIT_IRQ_WINDOW_OPEN), "irq_window_open");
+	assert_null(stats__exit_short_name(STATS_EXIT_REASONS));
+	/* the entry, handed back, counts the vCPU's HLT exits */
+	memcpy(f->ram + 0x3000, &hlt, sizeof(hlt));
+	a[0] = 0x3000;
+	a[1] = 1;
+	assert_int_equal(pvport__hypercall(v, VPERF_HC_COUNTERS_SET, a), 0);
+	/* outside RAM: refused, nothing written */
+	a[0] = 0;
+	a[1] = LOW_SIZE - 40;
+	assert_int_equal(pvport__hypercall(v, VPERF_HC_EVENT_INFO, a), -VPERF_EFAULT);
+	fake_delete(f);
+}
+
 static void vmm_pvport_io(void **state)
 {
 	struct fake *f = fake_new();
@@ -813,6 +865,7 @@ static void vmm_pvport_io(void **state)
 	assert_int_equal(f->run->s.regs.regs.rax, 0x1234);
 	assert_int_equal(f->run->kvm_dirty_regs, 0);
 	assert_string_equal(pvport__op_name(VPERF_HC_TRACE_FLUSH), "TRACE_FLUSH");
+	assert_string_equal(pvport__op_name(VPERF_HC_EVENT_INFO), "EVENT_INFO");
 	assert_null(pvport__op_name(VPERF_HC_NR_OPS));
 	fake_delete(f);
 }
@@ -1016,6 +1069,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(vmm_cpuid_patch),
 		cmocka_unit_test(vmm_pvport_version_exit),
 		cmocka_unit_test(vmm_pvport_ucall),
+		cmocka_unit_test(vmm_pvport_event_info),
 		cmocka_unit_test(vmm_pvport_io),
 		cmocka_unit_test(vmm_dispatch_exits),
 		cmocka_unit_test(vmm_platform_ports),

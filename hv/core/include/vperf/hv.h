@@ -67,6 +67,13 @@ struct vperf_hv_ops {
 	 * Called in the vCPU's thread.  NULL: ignored.
 	 */
 	void (*trace_clock_sample)(void *vmm, int vcpu, uint64_t guest_tsc);
+	/*
+	 * A short lowercase name ("io", "hlt", "mmio") for a KVM exit reason
+	 * (0..255) that exit_count counts on its own, NULL for the others
+	 * (copied at once).  VPERF_HC_EVENT_INFO lists an EXITS event for
+	 * each named reason, from the vCPU's thread.  NULL: only "all".
+	 */
+	const char *(*exit_name)(void *vmm, uint32_t reason);
 };
 
 struct vperf_hv_config {
