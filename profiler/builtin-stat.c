@@ -57,7 +57,7 @@ static const char *const default_events[] = {
 enum {
 	OPT_EVENT = 'e', OPT_PID = 'p', OPT_TID = 't', OPT_REPEAT = 'r',
 	OPT_CSV = 'x', OPT_JSON = 'j', OPT_OUTPUT = 'o', OPT_INTERVAL = 'I',
-	OPT_HELP = 'h', OPT_PER_THREAD = 0x100,
+	OPT_HELP = 'h', OPT_PER_THREAD = 0x100, OPT_BACKEND,
 };
 
 static const char *const stat_synopsis[] = {
@@ -75,6 +75,9 @@ static const struct cli_option stat_options[] = {
 	  OPT_TID },
 	{ 0, "per-thread", NULL, "show counts per thread ('comm-tid')",
 	  OPT_PER_THREAD },
+	{ 0, "backend", "pv|perf", "count through vperf_guest.ko (pv: hardware "
+	  "events by the host's PMU) or the kernel's perf only; default: pv for "
+	  "vperf:: events and, in a guest without a PMU, hardware events", OPT_BACKEND },
 	{ 'r', "repeat", "n", "run the command n times: means, +- spread",
 	  OPT_REPEAT },
 	{ 'x', "field-separator", "sep", "CSV output with separator sep",
@@ -104,6 +107,7 @@ struct stat_opts {
 	pid_t pid, tid;
 	const char *pid_arg, *tid_arg;
 	bool per_thread;
+	const char *backend;	/* --backend, NULL: automatic */
 	long repeat;		/* 0: no -r */
 	long interval_ms;	/* 0: no -I */
 	bool json;
@@ -309,12 +313,14 @@ out:
 
 /* ---- opening the events --------------------------------------------- */
 
+static const char *stat_backend;	/* --backend, NULL: automatic */
+
 static int new_evset(enum vperf_target target, pid_t pid, uint32_t flags,
 		     struct vperf_evset **es)
 {
 	struct vperf_evset_opts opts = {
 		.size = sizeof(opts),
-		.backend = NULL,
+		.backend = stat_backend,
 		.target = target,
 		.pid = pid,
 		.flags = flags,
@@ -406,7 +412,8 @@ static int open_counters(struct stat_ctx *ctx, struct run *r, uint32_t flags)
 
 		/* Say the plain cause first, then the library's details. */
 		if ((err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV) &&
-		    !sys_has_cpu_pmu() && !strcasestr(msg, "no hardware PMU"))
+		    !sys_has_cpu_pmu() && !strcasestr(msg, "no hardware PMU") &&
+		    !strcasestr(msg, "no PMU"))
 			cli_error("stat", "no hardware PMU on this host: -e '%s': "
 				  "%s", ctx->event_arg, msg);
 		else if (ctx->o->explicit_events)
@@ -863,6 +870,15 @@ static int parse_options(struct stat_opts *o, int argc, char **argv)
 			break;
 		case OPT_PER_THREAD:
 			o->per_thread = true;
+			break;
+		case OPT_BACKEND:
+			if (strcmp(a, "pv") && strcmp(a, "perf")) {
+				status = cli_usage_error(&stat_usage,
+					"--backend '%s': pv or perf", a);
+				goto out;
+			}
+			o->backend = a;
+			stat_backend = a;
 			break;
 		case OPT_REPEAT:
 			err = cli_parse_long(a, LONG_MIN, LONG_MAX, &v);

@@ -62,6 +62,9 @@ struct vperf_cpu_ctrs {
 
 static DEFINE_PER_CPU(struct vperf_cpu_ctrs, vperf_cpu_ctrs);
 
+static void vperf_slots_trim_fn(struct work_struct *work);
+static DECLARE_WORK(vperf_slots_trim_work, vperf_slots_trim_fn);
+
 /* Indexed like enum vperf_thread_counter_index (vperf_guest_uapi.h). */
 const struct vperf_counter_def vperf_counter_defs[VPERF_NR_COUNTERS] = {
 	[VPERF_THREAD_CTR_VCPU_CLOCK] = {
@@ -506,6 +509,7 @@ int vperf_pages_init(void)
 
 void vperf_pages_exit(void)
 {
+	flush_work(&vperf_slots_trim_work);	/* no context is left: nothing schedules it again */
 	cpuhp_remove_state(vperf_cpuhp_state);
 }
 
@@ -604,9 +608,9 @@ static void vperf_reprogram_ipi(void *p)
 	}
 	if (READ_ONCE(vperf_sample_period))
 		vperf_arm_this_cpu(READ_ONCE(vperf_sample_period));	/* COUNTERS_SET disarmed it */
-	/* the running thread's doorbell base, in the new raw terms */
-	if (!vperf_snapshot(&snap))
-		vperf_thread_republish(&snap);
+	/* the running thread's doorbell base, in the new raw terms (COUNTERS_SET refreshed the page) */
+	vperf_snap_fill(this_cpu_read(vperf_page), &snap);
+	vperf_thread_republish(&snap);
 }
 
 /*
@@ -748,13 +752,64 @@ void vperf_slots_hold(const u8 *slots, u32 n)
 		atomic_inc(&vperf_slots[slots[i]].users);
 }
 
-/* Any context.  A slot nobody counts stays programmed until another event needs it. */
+/*
+ * Slots nobody counts any more leave the vCPUs (a work item: reprogramming
+ * sleeps), because every counter costs the host a read at each page update
+ * (at every switch of a monitored thread, at every overflow).  Trailing
+ * ones go; one between live slots keeps its place but counts exits (all),
+ * the cheapest source, until an event needs it.
+ */
+static void vperf_slots_trim_fn(struct work_struct *work)
+{
+	struct vperf_event_desc *scratch;
+	unsigned long flags;
+	bool changed = false;
+	u32 s;
+
+	scratch = kcalloc(VPERF_MAX_COUNTERS, sizeof(*scratch), GFP_KERNEL);
+	if (!scratch)
+		return;		/* they stay programmed: costs time, not counts */
+	mutex_lock(&vperf_slots_lock);
+	spin_lock_irqsave(&vperf_slots_spin, flags);
+	for (s = VPERF_FIXED_SLOTS; s < vperf_nr_slots; s++) {
+		struct vperf_slot *sl = &vperf_slots[s];
+
+		if (atomic_read(&sl->users) || (sl->desc.source == VPERF_SRC_EXITS &&
+						sl->desc.arg == ~0ull))
+			continue;
+		memset(&sl->desc, 0, sizeof(sl->desc));
+		sl->desc.source = VPERF_SRC_EXITS;
+		sl->desc.arg = ~0ull;
+		sl->own_hc = false;	/* nobody reads it */
+		changed = true;
+	}
+	while (vperf_nr_slots > VPERF_FIXED_SLOTS &&
+	       !atomic_read(&vperf_slots[vperf_nr_slots - 1].users)) {
+		memset(&vperf_slots[vperf_nr_slots - 1].desc, 0, sizeof(struct vperf_event_desc));
+		vperf_nr_slots--;
+		changed = true;
+	}
+	spin_unlock_irqrestore(&vperf_slots_spin, flags);
+	if (changed && vperf_reprogram(scratch, VPERF_MAX_COUNTERS))
+		pr_warn(VPERF_PR_PREFIX "reprogramming the vCPUs without unused counters failed\n");
+	mutex_unlock(&vperf_slots_lock);
+	kfree(scratch);
+}
+
+/* Any context: the last user of a slot has the vCPUs trimmed (vperf_slots_trim_fn). */
 void vperf_slots_put(const u8 *slots, u32 n)
 {
+	bool idle = false;
 	u32 i;
 
-	for (i = 0; i < n; i++)
-		WARN_ON_ONCE(atomic_dec_return(&vperf_slots[slots[i]].users) < 0);
+	for (i = 0; i < n; i++) {
+		int left = atomic_dec_return(&vperf_slots[slots[i]].users);
+
+		WARN_ON_ONCE(left < 0);
+		idle |= !left && slots[i] >= VPERF_FIXED_SLOTS;
+	}
+	if (idle)
+		schedule_work(&vperf_slots_trim_work);
 }
 
 static void vperf_slots_init(void)

@@ -33,8 +33,13 @@
 #                   the values grow, the last is at most the final row; then 50 exact THREAD_READ values each lie
 #                   between two fresh doorbell reads taken around it
 #   thread-doorbell-exits  --stats: vperf-vmm served exactly as many doorbell exits as the test made loads
-#   thread-exits    a thread makes 1000 port writes: its vperf::exits grow by exactly 1000 plus one per accounted
-#                   slice (each slice's closing SNAPSHOT is an exit), 0..5 more; a thread without I/O: its slices'
+#   thread-exits    a thread makes 1000 port writes: its vperf::exits grow by exactly 1000, 0..5 more (the
+#                   module's own SNAPSHOT exits are taken out); a thread without I/O on the other vCPU: 0..5
+#   thread-events   contexts with an event list (THREAD_START VER2: exits:io, kvm io_exits, exits, kvm halt_exits,
+#                   host context-switches): 1000 port writes are exactly 1000 exits:io and io_exits, 0 for a
+#                   thread beside it; a doorbell read by the page's slot map sees exactly 100 more writes; a thread
+#                   sleeping 50 times has <= 2 halt exits (the idle task halts) while its vCPU's grow >= 50;
+#                   EVENT_INFO lists the host's events; ENODEV, EPERM, ENOENT, EINVAL name the bad event, E2BIG
 #   slices          after the thread cases, the module's lost_slices parameter: no slice ended on a CPU other
 #                   than its base's and no switch snapshot failed (a slice without a base is counted, not judged)
 #   thread-stress   16 threads start, map, run and end 21 contexts each (by STOP, by closing their own file, by
@@ -119,7 +124,7 @@ ls -l /dev/vperf
 vperf-kmod-info; case_ ioctl $?
 echo "KMOD-PARAM irq=$(cat /sys/module/vperf_guest/parameters/irq) irq_count=$(cat /sys/module/vperf_guest/parameters/irq_count)"
 case_ params $?
-for m in api single "migrate 50" split sleep read inherit attach doorbell exits stress conserve sample; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
+for m in api single "migrate 50" split sleep read inherit attach doorbell exits events stress conserve sample; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
 l=$(cat /sys/module/vperf_guest/parameters/lost_slices); echo "KMOD-LOST $l"
 case "$l" in *"elsewhere 0 snapshot_failures 0") case_ slices 0 ;; *) case_ slices 1 ;; esac
 # tracing: /init held every tracepoint the module hooks while only CPU 0 ran (init.sh, vperf-keys)
@@ -219,7 +224,7 @@ line() { { grep -a "$1" "$LOG.clean" || true; } | tail -1 | sed "s/.*$1 *//"; }
 first() { { grep -a "$1" "$LOG.clean" || true; } | head -1 | sed "s/.*$2 *//"; }	# first PATTERN STRIP
 
 for c in insmod devnode ioctl params thread-api thread-single thread-migrate thread-split thread-sleep \
-	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-stress thread-conserve thread-sample slices \
+	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-events thread-stress thread-conserve thread-sample slices \
 	trace-start trace-on trace-marks trace-wrap trace-lost trace-sleep trace-hostile trace-sample trace-procs \
 	trace-irq trace-hotplug trace-off trace-params thread-unload irq \
 	hotplug cycles trace-load dmesg; do
@@ -242,8 +247,8 @@ for c in insmod devnode ioctl params thread-api thread-single thread-migrate thr
 	thread-conserve) detail="$(first 'kmod-thread: conserve [a-zA-Z]* [0-9] of' 'kmod-thread: conserve [a-zA-Z]*')" ;;
 	thread-sample) detail="$({ grep -a 'kmod-thread: sample [a-zA-Z]* samples' "$LOG.clean" || true; } | tail -1 |
 		sed 's/.*kmod-thread: sample [a-zA-Z]* //')" ;;
-	thread-exits) detail="$({ grep -a 'kmod-thread: exits [oF][kA]' "$LOG.clean" || true; } |
-		sed 's/.*kmod-thread: exits [a-zA-Z]* //' | paste -sd';')" ;;
+	thread-exits | thread-events) detail="$({ grep -a "kmod-thread: ${c#thread-} [oF][kA]" "$LOG.clean" || true; } |
+		sed "s/.*kmod-thread: ${c#thread-} [a-zA-Z]* //" | head -5 | paste -sd';')" ;;
 	thread-doorbell) detail="$({ grep -a 'kmod-thread: doorbell [oF][kA]' "$LOG.clean" || true; } | tail -2 |
 		sed 's/.*kmod-thread: doorbell [a-zA-Z]* //' | paste -sd';')" ;;
 	thread-unload) detail="$(line 'KMOD-UNLOAD rmmod') / $(line 'KMOD-UNLOAD holder')" ;;

@@ -339,9 +339,10 @@ static void test_marks(unsigned int n)
 	check(s1.produced[VPERF_TRACE_MARK] - s0.produced[VPERF_TRACE_MARK] == n &&
 	      s1.lost[VPERF_TRACE_MARK] == s0.lost[VPERF_TRACE_MARK] && s1.user_lost == s0.user_lost &&
 	      !r.lost && s1.invalid == s0.invalid && s1.w_marks - s0.w_marks == n, "marks", what);
+	/* the module's own hypercalls (flushes, snapshots) are not in the exits: 0 is possible */
 	snprintf(what, sizeof(what), "the vCPUs' exits grew by %llu during %u markers (less than %u: no exit "
 		 "per marker)", (unsigned long long)(exits1 - exits0), n, n / 10);
-	check(exits1 > exits0 && exits1 - exits0 < n / 10, "marks", what);
+	check(exits1 >= exits0 && exits1 - exits0 < n / 10, "marks", what);
 	printf("kmod-trace: marks cost %.0f TSC cycles per marker under seccomp\n", (double)r.cycles / (n - 1));
 }
 
