@@ -3,11 +3,13 @@
  * guest-bench: what vperf_guest.ko costs inside a guest, and what its reads
  * cost; run by bench/guest/run.sh in a vperf-vmm guest.
  *
- *   guest-bench switch [--monitor] [--bystander] [--trips N]
+ *   guest-bench switch [--monitor [--event NAME]] [--bystander] [--trips N]
  *       two threads on CPU 0 hand a token back and forth through pipes
  *       (each trip is two context switches); prints "switch ns_per_trip X".
  *       --monitor gives both threads a pv context (a libvperf set counting
- *       vperf::vcpu-clock on itself); --bystander adds a monitored thread
+ *       NAME, default vperf::vcpu-clock, on itself: a guest-accounted
+ *       context, no hypercall per switch; vperf::exits needs the host's
+ *       count, a SNAPSHOT hypercall per switch); --bystander adds a monitored thread
  *       that sleeps, so that the module's probe has contexts to look the
  *       two up in.  run.sh interleaves four states: module not loaded,
  *       loaded with unmonitored threads, the same beside a monitored
@@ -91,6 +93,7 @@ static struct vperf_evset *self_set(const char *backend, const char *name, uint3
 static int ping[2], pong[2], by_ready[2], by_end[2];
 static long trips = 20000;	/* timed trips, after WARMUP untimed ones */
 static int monitor, bystander;
+static const char *monitor_event = "vperf::vcpu-clock";
 
 /*
  * --bystander: a monitored thread that only sleeps (on another CPU when
@@ -120,7 +123,7 @@ static void *ponger(void *arg)
 
 	(void)arg;
 	pin0();
-	if (monitor && !(es = self_set("pv", "vperf::vcpu-clock", 0)))
+	if (monitor && !(es = self_set("pv", monitor_event, 0)))
 		exit(1);
 	for (long i = 0; i < WARMUP + trips; i++) {
 		if (read(ping[0], &c, 1) != 1 || write(pong[1], &c, 1) != 1)
@@ -147,7 +150,7 @@ static int bench_switch(void)
 			return 1;
 	}
 	pin0();
-	if (monitor && !(es = self_set("pv", "vperf::vcpu-clock", 0)))
+	if (monitor && !(es = self_set("pv", monitor_event, 0)))
 		return 1;
 	pthread_create(&th, NULL, ponger, NULL);
 	for (int i = 0; i < WARMUP; i++)	/* warm up, and let the ponger start its context */
@@ -325,6 +328,8 @@ int main(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--monitor"))
 			monitor = 1;
+		else if (!strcmp(argv[i], "--event") && i + 1 < argc)
+			monitor_event = argv[++i];
 		else if (!strcmp(argv[i], "--bystander"))
 			bystander = 1;
 		else if (!strcmp(argv[i], "--trips") && i + 1 < argc)

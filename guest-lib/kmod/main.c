@@ -64,6 +64,16 @@ module_param_cb(lost_slices, &lost_ops, NULL, 0444);
 MODULE_PARM_DESC(lost_slices, "time slices not accounted since load: no base, a base on another CPU, "
 		 "failed switch snapshots (read only)");
 
+static int hypercalls_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%llu\n", vperf_hypercalls());
+}
+
+static const struct kernel_param_ops hypercalls_ops = { .get = hypercalls_get };
+module_param_cb(hypercalls, &hypercalls_ops, NULL, 0444);
+MODULE_PARM_DESC(hypercalls, "hypercalls (port writes, each an exit to the VMM) the module made since "
+		 "load, all CPUs (read only)");
+
 static int threads_get(char *buf, const struct kernel_param *kp)
 {
 	return sysfs_emit(buf, "%d\n", vperf_threads_count());

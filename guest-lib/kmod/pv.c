@@ -23,6 +23,8 @@
 #include <linux/string.h>
 #include <linux/smp.h>
 #include <asm/processor.h>
+#include <asm/msr.h>
+#include <linux/kvm_para.h>
 
 #include "vperf_guest.h"
 #include "vperf_guest_uapi.h"
@@ -61,6 +63,9 @@ struct vperf_cpu_ctrs {
 };
 
 static DEFINE_PER_CPU(struct vperf_cpu_ctrs, vperf_cpu_ctrs);
+
+/* This CPU's KVM steal-time record, as the kernel registered it (MSR_KVM_STEAL_TIME), or NULL. */
+static DEFINE_PER_CPU(const struct kvm_steal_time *, vperf_steal_rec);
 
 static void vperf_slots_trim_fn(struct work_struct *work);
 static DECLARE_WORK(vperf_slots_trim_work, vperf_slots_trim_fn);
@@ -428,6 +433,60 @@ static int vperf_counters_set(unsigned int cpu, bool on)
 	return ret;
 }
 
+/*
+ * On the CPU itself (its hotplug callback): where the kernel keeps its
+ * steal-time record, if it registered one.  An rdmsr of KVM's MSR is one
+ * exit to KVM (not to the VMM), once per CPU coming online.
+ */
+static void vperf_steal_find(unsigned int cpu)
+{
+	u64 msr = 0;
+
+	per_cpu(vperf_steal_rec, cpu) = NULL;
+	if (rdmsrl_safe(MSR_KVM_STEAL_TIME, &msr) || !(msr & KVM_MSR_ENABLED))
+		return;
+	/* 64-byte aligned, in the kernel's per-CPU area: in the direct map */
+	per_cpu(vperf_steal_rec, cpu) = phys_to_virt(msr & ~0x3fULL);
+}
+
+int vperf_steal_read(u64 *ns)
+{
+	const struct kvm_steal_time *st = this_cpu_read(vperf_steal_rec);
+	u32 v;
+
+	if (!st)
+		return -ENODEV;
+	do {
+		v = READ_ONCE(st->version);
+		virt_rmb();
+		*ns = READ_ONCE(st->steal);
+		virt_rmb();
+	} while ((v & 1) || v != READ_ONCE(st->version));
+	return 0;
+}
+
+bool vperf_steal_everywhere(void)
+{
+	unsigned int cpu;
+	bool all = true;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		all &= per_cpu(vperf_steal_rec, cpu) != NULL;
+	cpus_read_unlock();
+	return all;
+}
+
+u64 vperf_hypercalls(void)
+{
+	unsigned int cpu;
+	u64 sum = 0;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu(vperf_hc_made, cpu));
+	return sum;
+}
+
 static int vperf_cpu_online(unsigned int cpu)
 {
 	struct vperf_vcpu_page *page;
@@ -451,6 +510,7 @@ static int vperf_cpu_online(unsigned int cpu)
 	ret = vperf_counters_set(cpu, true);
 	if (ret)
 		goto unregister;
+	vperf_steal_find(cpu);
 	/* Published last: the sched_switch probe may use it from now on. */
 	WRITE_ONCE(per_cpu(vperf_page, cpu), page);
 	atomic_inc(&vperf_nr_pages);
@@ -477,6 +537,7 @@ static int vperf_cpu_offline(unsigned int cpu)
 	 * preemption off, so once this store is done it cannot see the page.
 	 */
 	WRITE_ONCE(per_cpu(vperf_page, cpu), NULL);
+	per_cpu(vperf_steal_rec, cpu) = NULL;	/* the kernel stops updating it */
 	vperf_counters_set(cpu, false);
 	/*
 	 * The host must stop writing before the page goes back to the

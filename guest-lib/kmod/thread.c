@@ -98,6 +98,15 @@ struct vperf_thread {
 	u64 base_host_ns;		/* host time of base[] */
 	u64 base_guest_ns;		/* local_clock() at base[] */
 	u64 base_sched_ns;		/* the task's se.sum_exec_runtime at base[] */
+	/*
+	 * A guest-accounted context: its events are only vcpu-clock and steal,
+	 * which the guest can account by itself (slice time by its clock, less
+	 * the steal KVM's record shows), so its switches make no hypercall.
+	 */
+	bool guest;
+	u32 nr_slots;			/* slot references held: nr, or 0 when guest */
+	u8 kind[VPERF_THREAD_MAX_COUNTERS];	/* guest: VPERF_GK_* of counter i */
+	u64 base_steal;			/* guest: the CPU's steal at the base */
 	struct vperf_counter_value base[VPERF_THREAD_MAX_COUNTERS];	/* counter i's slot then */
 	/* sampling (VPERF_THREAD_SAMPLE): NULL ring: none */
 	struct page **ring;		/* the header page, then the data pages */
@@ -107,6 +116,8 @@ struct vperf_thread {
 	int sample_signo, sample_cookie;
 	struct rcu_head rcu;
 };
+
+enum { VPERF_GK_CLOCK, VPERF_GK_STEAL };
 
 /* slices not accounted: their thread had no base, or a base on another CPU; failed switch snapshots */
 atomic_long_t vperf_slices_unbased, vperf_slices_elsewhere, vperf_snapshot_failures;
@@ -226,6 +237,57 @@ static void vperf_thread_set_base(struct vperf_thread *t, const struct vperf_sna
 }
 
 /*
+ * A guest-accounted context's slice ends on this CPU: its length by the
+ * guest's clock, of which the vCPU lost `steal` to the host (KVM's record);
+ * vcpu-clock is the rest.  No exit.
+ */
+static void vperf_thread_account_guest(struct vperf_thread *t)
+{
+	struct vperf_thread_page *tp = t->tp;
+	struct task_struct *task;
+	u64 now = local_clock(), steal, dt, ds = 0;
+	u32 i;
+
+	if (t->base_cpu != smp_processor_id() || vperf_steal_read(&steal)) {
+		atomic_long_inc(t->base_cpu < 0 ? &vperf_slices_unbased : &vperf_slices_elsewhere);
+		t->base_cpu = -1;
+		return;
+	}
+	dt = now - t->base_guest_ns;
+	if (steal >= t->base_steal)
+		ds = min(steal - t->base_steal, dt);
+	WRITE_ONCE(tp->seq, tp->seq + 1);
+	smp_wmb();
+	for (i = 0; i < t->nr; i++) {
+		tp->counters[i].value += t->kind[i] == VPERF_GK_STEAL ? ds : dt - ds;
+		tp->counters[i].enabled += dt;
+		tp->counters[i].running += dt;
+	}
+	tp->host_ns += dt;	/* no host time without asking the host: the guest's */
+	tp->guest_ns += dt;
+	task = READ_ONCE(t->task);
+	if (task && task->se.sum_exec_runtime >= t->base_sched_ns)
+		tp->sched_ns += task->se.sum_exec_runtime - t->base_sched_ns;
+	tp->switches++;
+	t->base_cpu = -1;
+	smp_wmb();
+	WRITE_ONCE(tp->seq, tp->seq + 1);
+}
+
+static void vperf_thread_set_base_guest(struct vperf_thread *t)
+{
+	struct task_struct *task = READ_ONCE(t->task);
+
+	if (vperf_steal_read(&t->base_steal)) {
+		t->base_cpu = -1;	/* a CPU without the record: the slice is lost (counted) */
+		return;
+	}
+	t->base_guest_ns = local_clock();
+	t->base_sched_ns = task ? task->se.sum_exec_runtime : 0;
+	t->base_cpu = smp_processor_id();	/* base_valid stays 0: no doorbell read */
+}
+
+/*
  * The reprogramming IPI (pv.c), on each CPU after a COUNTERS_SET: the
  * counts went on (carry), but the host's raw values restarted, so the
  * running thread's doorbell base is published again in the new terms.
@@ -264,6 +326,15 @@ static void vperf_probe_sched_switch(void *data, bool preempt,
 	rcu_read_lock();
 	pt = vperf_thread_find(prev);
 	nt = vperf_thread_find(next);
+	/* guest-accounted ends need no hypercall */
+	if (pt && pt->guest) {
+		vperf_thread_account_guest(pt);
+		pt = NULL;
+	}
+	if (nt && nt->guest) {
+		vperf_thread_set_base_guest(nt);
+		nt = NULL;
+	}
 	if (!pt && !nt)
 		goto unlock;
 	/* One hypercall for both ends of the switch. */
@@ -313,8 +384,16 @@ static void vperf_thread_free_rcu(struct rcu_head *rcu)
  * caller holds a user reference on each of the nr slots, which the context
  * owns from here (vperf_thread_finish and vperf_thread_discard put them).
  */
+/* What a context counts: its events' slots, or (guest) their kinds and no slot. */
+struct vperf_ctx_events {
+	u32 nr;
+	bool guest;
+	u8 slot[VPERF_THREAD_MAX_COUNTERS];
+	u8 kind[VPERF_THREAD_MAX_COUNTERS];
+};
+
 static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 flags,
-					       const u8 *slots, u32 nr, gfp_t gfp)
+					       const struct vperf_ctx_events *ce, gfp_t gfp)
 {
 	struct vperf_thread *t;
 
@@ -329,10 +408,13 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 	t->tp = page_address(t->page);
 	t->tp->size = sizeof(*t->tp);
 	t->tp->version = VPERF_THREAD_PAGE_VERSION;
-	t->tp->nr = nr;
-	t->nr = nr;
-	memcpy(t->slot, slots, nr);
-	memcpy(t->tp->slot, slots, nr);
+	t->tp->nr = ce->nr;
+	t->nr = ce->nr;
+	t->guest = ce->guest;
+	t->nr_slots = ce->guest ? 0 : ce->nr;
+	memcpy(t->slot, ce->slot, ce->nr);
+	memcpy(t->tp->slot, ce->slot, ce->nr);
+	memcpy(t->kind, ce->kind, ce->nr);
 	t->flags = flags;
 	t->base_cpu = -1;
 	t->pid = get_task_pid(task, PIDTYPE_PID);
@@ -345,7 +427,7 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 /* A context that never went live (lost a race, over the limit): its slot references go too. */
 static void vperf_thread_discard(struct vperf_thread *t)
 {
-	vperf_slots_put(t->slot, t->nr);
+	vperf_slots_put(t->slot, t->nr_slots);
 	vperf_ring_free(t);
 	put_task_struct(t->task);
 	put_page(t->page);
@@ -377,7 +459,7 @@ static void vperf_thread_finish(struct vperf_thread *t, u32 row_flag)
 	t->row_flags |= row_flag;
 	put_task_struct(t->task);	/* never the last: the caller or the task holds one */
 	t->task = NULL;
-	vperf_slots_put(t->slot, t->nr);
+	vperf_slots_put(t->slot, t->nr_slots);
 	if (t->ring)
 		vperf_sampling_put();	/* its ring stays readable until unmapped */
 }
@@ -387,6 +469,12 @@ static void vperf_thread_resample(struct vperf_thread *t, bool again)
 {
 	struct vperf_snap snap;
 
+	if (t->guest) {
+		vperf_thread_account_guest(t);
+		if (again)
+			vperf_thread_set_base_guest(t);
+		return;
+	}
 	if (vperf_snapshot(&snap)) {
 		vperf_thread_invalidate(t);
 		return;
@@ -418,9 +506,9 @@ static void vperf_probe_process_exit(void *data, struct task_struct *task)
 static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 				     struct task_struct *child)
 {
-	u8 slots[VPERF_THREAD_MAX_COUNTERS];
+	struct vperf_ctx_events ce;
 	struct vperf_thread *pt, *ct;
-	u32 flags, nr = 0;
+	u32 flags;
 
 	if (!atomic_read(&vperf_nr_threads))
 		return;
@@ -428,18 +516,21 @@ static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 	pt = vperf_thread_find(parent);
 	flags = pt ? READ_ONCE(pt->flags) & ~VPERF_THREAD_SAMPLE : 0;	/* children count, not sample */
 	if (flags & VPERF_THREAD_INHERIT) {
-		/* the parent's events (set at its start, never changed) and a reference on each */
-		nr = pt->nr;
-		memcpy(slots, pt->slot, nr);
-		vperf_slots_hold(slots, nr);
+		/* the parent's events (set at its start, never changed) and a reference on each slot */
+		ce.nr = pt->nr;
+		ce.guest = pt->guest;
+		memcpy(ce.slot, pt->slot, ce.nr);
+		memcpy(ce.kind, pt->kind, ce.nr);
+		if (!ce.guest)
+			vperf_slots_hold(ce.slot, ce.nr);
 	}
 	rcu_read_unlock();
 	if (!(flags & VPERF_THREAD_INHERIT))
 		return;
 
-	ct = vperf_thread_alloc(child, flags, slots, nr, GFP_NOWAIT | __GFP_NOWARN);
-	if (!ct)
-		vperf_slots_put(slots, nr);
+	ct = vperf_thread_alloc(child, flags, &ce, GFP_NOWAIT | __GFP_NOWARN);
+	if (!ct && !ce.guest)
+		vperf_slots_put(ce.slot, ce.nr);
 	spin_lock(&vperf_threads_lock);
 	pt = vperf_thread_find(parent);	/* again: it may have ended meanwhile */
 	if (!pt) {
@@ -663,22 +754,38 @@ static int vperf_ring_alloc(struct vperf_thread *t, const struct vperf_thread_st
 	return 0;
 }
 
+/* Can the guest account this event by itself (vcpu-clock or steal)?  Its kind, or -1. */
+static int vperf_guest_kind(const struct vperf_event_desc *d)
+{
+	if (d->flags || !memchr(d->name, '\0', sizeof(d->name)))
+		return -1;
+	if (d->source == VPERF_SRC_PERF && !strcmp(d->name, "task-clock"))
+		return VPERF_GK_CLOCK;
+	if (d->source == VPERF_SRC_STEAL)
+		return VPERF_GK_STEAL;
+	return -1;
+}
+
 /*
- * START's events: the user's list (VER2) or the three fixed ones, claimed
- * as vCPU counter slots.  0, or -errno with *bad the event it is about.
+ * START's events: the user's list (VER2) or the three fixed ones.  A list
+ * of only vcpu-clock and steal, on a guest whose every CPU has KVM's
+ * steal-time record, and not sampling, is guest-accounted (no slot, no
+ * hypercall at switches); any other claims vCPU counter slots.  0, or
+ * -errno with *bad the event it is about.
  */
-static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize, u8 *slots,
-			      u32 *nr, u32 *bad)
+static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize,
+			      struct vperf_ctx_events *ce, u32 *bad)
 {
 	struct vperf_event_desc *ev;
 	u32 i;
-	int ret;
+	int ret, k;
 
+	memset(ce, 0, sizeof(*ce));
 	if (usize < VPERF_THREAD_START_SIZE_VER2 || !ks->nr_events) {
 		for (i = 0; i < VPERF_FIXED_SLOTS; i++)
-			slots[i] = i;
-		*nr = VPERF_FIXED_SLOTS;
-		vperf_slots_hold(slots, *nr);
+			ce->slot[i] = i;
+		ce->nr = VPERF_FIXED_SLOTS;
+		vperf_slots_hold(ce->slot, ce->nr);
 		return 0;
 	}
 	if (ks->nr_events > VPERF_THREAD_MAX_COUNTERS) {
@@ -688,22 +795,34 @@ static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize, u8
 	ev = memdup_user(u64_to_user_ptr(ks->events), ks->nr_events * sizeof(*ev));
 	if (IS_ERR(ev))
 		return PTR_ERR(ev);
-	ret = vperf_slots_get(ev, ks->nr_events, slots, bad);
+	ce->guest = !(ks->flags & VPERF_THREAD_SAMPLE) && vperf_steal_everywhere();
+	for (i = 0; i < ks->nr_events && ce->guest; i++) {
+		k = vperf_guest_kind(&ev[i]);
+		if (k < 0)
+			ce->guest = false;
+		else
+			ce->kind[i] = k;
+	}
+	ce->nr = ks->nr_events;
+	if (ce->guest) {
+		memset(ce->slot, VPERF_SLOT_NONE, sizeof(ce->slot));
+		ret = 0;
+	} else {
+		ret = vperf_slots_get(ev, ks->nr_events, ce->slot, bad);
+	}
 	kfree(ev);
-	if (!ret)
-		*nr = ks->nr_events;
 	return ret;
 }
 
 long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 {
-	u8 slots[VPERF_THREAD_MAX_COUNTERS];
+	struct vperf_ctx_events ce;
 	struct vperf_file *vf = file->private_data;
 	struct task_struct *task;
 	struct vperf_thread_start ks;
 	struct vperf_thread *t;
 	struct vperf_snap snap;
-	u32 usize, nr = 0, bad = ~0u, i;
+	u32 usize, bad = ~0u, i;
 	int ret;
 
 	if (get_user(usize, (u32 __user *)uarg))
@@ -737,7 +856,7 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 			goto put_task;
 	}
 
-	ret = vperf_start_events(&ks, usize, slots, &nr, &bad);
+	ret = vperf_start_events(&ks, usize, &ce, &bad);
 	if (ret) {
 		/* which event, for the caller's message (the rest of the structure is not written) */
 		if (bad != ~0u && usize >= VPERF_THREAD_START_SIZE_VER2)
@@ -747,14 +866,14 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	}
 	/* the sampled counter is the vcpu-clock (slot 0): the only one armed for NMIs */
 	if ((ks.flags & VPERF_THREAD_SAMPLE) &&
-	    (ks.sample_counter >= nr || slots[ks.sample_counter] != VPERF_THREAD_CTR_VCPU_CLOCK)) {
-		vperf_slots_put(slots, nr);
+	    (ks.sample_counter >= ce.nr || ce.slot[ks.sample_counter] != VPERF_THREAD_CTR_VCPU_CLOCK)) {
+		vperf_slots_put(ce.slot, ce.guest ? 0 : ce.nr);
 		ret = -EINVAL;
 		goto put_task;
 	}
-	t = vperf_thread_alloc(task, ks.flags, slots, nr, GFP_KERNEL);
+	t = vperf_thread_alloc(task, ks.flags, &ce, GFP_KERNEL);
 	if (!t) {
-		vperf_slots_put(slots, nr);
+		vperf_slots_put(ce.slot, ce.guest ? 0 : ce.nr);
 		ret = -ENOMEM;
 		goto put_task;
 	}
@@ -787,12 +906,14 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 		ret = -ENOSPC;
 		goto unlock;
 	}
-	if (task == current) {
+	if (task == current && t->guest) {
+		vperf_thread_set_base_guest(t);
+	} else if (task == current) {
 		ret = vperf_snapshot(&snap);
 		if (ret)
 			goto unlock;
-		for (i = 0; i < nr; i++) {
-			if (slots[i] >= snap.nr) {
+		for (i = 0; i < ce.nr; i++) {
+			if (ce.slot[i] >= snap.nr) {
 				/* Someone else replaced this vCPU's counters. */
 				ret = -ENODEV;
 				goto unlock;
@@ -807,7 +928,7 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 
 	/* the out fields; the caller's in fields stay as they were */
 	ks.size = min_t(u32, usize, sizeof(ks));
-	ks.nr_counters = nr;
+	ks.nr_counters = ce.nr;
 	ks.bad_event = -1;
 	ks.page_size = PAGE_SIZE;
 	ks.page_version = VPERF_THREAD_PAGE_VERSION;

@@ -107,6 +107,15 @@ int vperf_slots_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *ba
 void vperf_slots_hold(const u8 *slots, u32 n);
 void vperf_slots_put(const u8 *slots, u32 n);
 long vperf_ioctl_event_info(void __user *uarg);
+/*
+ * The guest's own view of this CPU's steal (KVM's steal-time record, which
+ * the host updates whenever the vCPU thread is scheduled back in): 0 with
+ * *ns the vCPU's steal so far, or -ENODEV where the kernel did not enable
+ * the record.  Any context; no exit.
+ */
+int vperf_steal_read(u64 *ns);
+bool vperf_steal_everywhere(void);	/* every online CPU has the record */
+u64 vperf_hypercalls(void);		/* hypercalls made, all CPUs */
 /* sampling (pv.c): the overflow NMI armed on every vCPU while a sampling context lives */
 int vperf_sampling_init(void);
 void vperf_sampling_exit(void);

@@ -280,6 +280,24 @@ static void refused_event_names_the_event_and_the_allowlist(void **state)
 	vperf_evset__delete(es);
 }
 
+/* vcpu-clock and steal alone go as a list: the module can account them without hypercalls. */
+static void clock_and_steal_alone_are_passed_as_a_list(void **state)
+{
+	struct vperf_evset *es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+	struct fake_ctx *c;
+
+	add(es, "vperf::steal", 0);
+	add(es, "vperf::vcpu-clock", 1);
+	assert_int_equal(vperf_evset__open(es), 0);
+	assert_int_equal(fake.start_arg[0].nr_events, 2);
+	c = fake_ctx_of(gettid());
+	assert_non_null(c);
+	assert_int_equal(c->events[0].source, VPERF_SRC_STEAL);
+	assert_int_equal(c->events[1].source, VPERF_SRC_PERF);
+	assert_string_equal(c->events[1].name, "task-clock");
+	vperf_evset__delete(es);
+}
+
 /* Malformed vperf:: forms are usage errors that say what is expected. */
 static void malformed_virt_forms_say_what_is_expected(void **state)
 {
@@ -1324,6 +1342,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(explicit_perf_backend_refuses_vperf_events, setup),
 		cmocka_unit_test_setup(virt_events_beyond_the_fixed_three_are_passed_as_an_event_list, setup),
 		cmocka_unit_test_setup(fixed_virt_events_send_no_event_list, setup),
+		cmocka_unit_test_setup(clock_and_steal_alone_are_passed_as_a_list, setup),
 		cmocka_unit_test_setup(refused_event_names_the_event_and_the_allowlist, setup),
 		cmocka_unit_test_setup(malformed_virt_forms_say_what_is_expected, setup),
 		cmocka_unit_test_setup(event_list_names_the_hosts_events_and_why_not, setup),

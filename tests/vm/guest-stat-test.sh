@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# guest-stat-test.sh VPERF [SAMPLE3TO1]: the vperf CLI inside a vperf guest, through `VPERF vm run` (one guest boot): the pv
+# guest-stat-test.sh VPERF [SAMPLE3TO1 [PORTIO]]: the vperf CLI inside a vperf guest, through `VPERF vm run` (one guest boot): the pv
 # backend is chosen by itself and counts per guest thread. Cases (each prints "guest-stat: PASS|FAIL <case> ..."):
-#   list        `vperf list vperf::` in the guest lists vcpu-clock, steal and exits as usable
+#   list        `vperf list vperf::` in the guest lists vcpu-clock, steal and exits as usable, and what the host
+#               offers (EVENT_INFO): vperf::kvm:halt_exits usable, vperf::hw:instructions not, for want of a PMU
+#   hostevents  (with PORTIO, tests/workloads/portio) `vperf stat -x, --per-thread -e vperf::exits:io,
+#               vperf::kvm:halt_exits,task-clock -- portio 1000`: the writer thread's row has exactly 1000
+#               exits:io, the quiet thread's 0, and every row a halt_exits and a task-clock count
+#   nopmu       `vperf stat -e instructions -- true` fails, saying the host has no PMU
 #   per-thread  `vperf stat -x, --per-thread -e vperf::vcpu-clock,vperf::steal,vperf::exits -- vperf-demo
 #               400` (threads burning 1200, 800, 400 ms of their own CPU time): a row per thread; each worker's
 #               vcpu-clock within 5% of the whole CPU time it reports for itself (the module's own tests hold a
@@ -16,10 +21,12 @@
 #               3:1), callchains with the busy function and main (its own checks, exit 0)
 # Exit status: 0 all passed, 1 a case failed, or vm run's status (123/124/125/126) when the guest did not run.
 set -uo pipefail
-VPERF=${1:?usage: guest-stat-test.sh VPERF [SAMPLE3TO1]}
+VPERF=${1:?usage: guest-stat-test.sh VPERF [SAMPLE3TO1 [PORTIO]]}
 SAMPLE=${2:-}
+PORTIO=${3:-}
 ADD=()
 [ -z "$SAMPLE" ] || ADD=(--add "$SAMPLE")
+[ -z "$PORTIO" ] || ADD+=(--add "$PORTIO")
 LOG=$(mktemp)
 trap 'rm -f "$LOG"' EXIT
 
@@ -30,6 +37,9 @@ echo "GS-BEGIN per-thread"; vperf stat -x, --per-thread -e vperf::vcpu-clock,vpe
 echo "GS-END per-thread $?"
 echo "GS-BEGIN mixed"; vperf stat -x, -e task-clock,vperf::vcpu-clock -- vperf-demo 200; echo "GS-END mixed $?"
 echo "GS-BEGIN exit-status"; vperf stat -e vperf::exits -- sh -c "exit 3"; echo "GS-END exit-status $?"
+if [ -x /payload/portio ]; then echo "GS-BEGIN hostevents"
+	vperf stat -x, --per-thread -e vperf::exits:io,vperf::kvm:halt_exits,task-clock -- portio 1000; echo "GS-END hostevents $?"; fi
+echo "GS-BEGIN nopmu"; vperf stat -e instructions -- true; echo "GS-END nopmu $?"
 if [ -x /payload/sample3to1 ]; then echo "GS-BEGIN sample"; sample3to1 vperf::vcpu-clock 2000000 400; echo "GS-END sample $?"; fi
 exit 0'
 "$VPERF" vm run --timeout 600 "${ADD[@]}" -- "$GUEST_CMD" >"$LOG" 2>&1
@@ -52,7 +62,13 @@ for e in vcpu-clock steal exits; do
 	line="$(echo "$l" | grep -E "vperf::$e( |$)" | head -1)"
 	{ [ -n "$line" ] && ! echo "$line" | grep -qi "not usable"; } || ok=0
 done
-verdict list "$ok" "$(echo "$l" | grep -cE 'vperf::(vcpu-clock|steal|exits)( |$)') events listed, status $(ended list)"
+halt="$(echo "$l" | grep -E 'vperf::kvm:halt_exits( |$)' | head -1)"
+hw="$(echo "$l" | grep -E -A1 'vperf::hw:instructions( |$)' | paste -sd' ')"
+{ [ -n "$halt" ] && ! echo "$halt" | grep -qi "not usable"; } || ok=0
+echo "$hw" | grep -qi "no PMU" || ok=0
+verdict list "$ok" "$(echo "$l" | grep -cE 'vperf::(vcpu-clock|steal|exits)( |$)') catalog events listed, $(
+	echo "$l" | grep -cE '^ *vperf::') in all; vperf::kvm:halt_exits ${halt:+listed}; vperf::hw:instructions: $(
+	echo "$hw" | sed 's/  */ /g' | cut -c1-120); status $(ended list)"
 
 # per-thread: CSV rows "comm-tid,value,unit,event,..."; vcpu-clock in msec
 p="$(section per-thread)"
@@ -85,6 +101,26 @@ if [ -n "$tc" ] && [ -n "$vc" ]; then
 fi
 [ "$(ended mixed)" = 0 ] || ok=0
 verdict mixed "$ok" "task-clock ${tc:-none} ms, vperf::vcpu-clock ${vc:-none} ms, status $(ended mixed)"
+
+if [ -n "$PORTIO" ]; then
+	h="$(section hostevents)"
+	wtid="$(echo "$h" | sed -n 's/^writer \([0-9]*\) .*/\1/p')"
+	qtid="$(echo "$h" | sed -n 's/^quiet \([0-9]*\) .*/\1/p')"
+	cell() { echo "$h" | awk -F, -v t="$1" -v e="$2" '$1 ~ ("-" t "$") && $4 == e { print $2 }' | head -1; }
+	wio="$(cell "$wtid" vperf::exits:io)"
+	qio="$(cell "$qtid" vperf::exits:io)"
+	whalt="$(cell "$wtid" vperf::kvm:halt_exits)"
+	wtc="$(cell "$wtid" task-clock)"
+	ok=0
+	[ -n "$wtid" ] && [ "$wio" = 1000 ] && [ "$qio" = 0 ] && [ -n "$whalt" ] && [ -n "$wtc" ] &&
+		[ "$(ended hostevents)" = 0 ] && ok=1
+	verdict hostevents "$ok" "writer (tid ${wtid:-?}) exits:io ${wio:-none} (want 1000), halt_exits ${whalt:-none}, task-clock ${wtc:-none} ms; quiet (tid ${qtid:-?}) exits:io ${qio:-none} (want 0); status $(ended hostevents)"
+fi
+
+n="$(section nopmu)"
+ok=0
+[ "$(ended nopmu)" != 0 ] && echo "$n" | grep -q "host has no PMU" && ok=1
+verdict nopmu "$ok" "status $(ended nopmu): $(echo "$n" | grep -m1 'vperf stat' | cut -c1-200)"
 
 e="$(ended exit-status)"
 verdict exit-status "$([ "$e" = 3 ] && echo 1 || echo 0)" "vperf stat returned $e for 'exit 3'"

@@ -449,21 +449,29 @@ static int fixed_counter(const struct vperf_pv_event *ev)
 
 /*
  * Each vperf:: event's counter in the module's contexts (ev->ctr).  A set
- * whose events are all among the module's three fixed counters uses those
- * (no event list: every module version has them, and no vCPU is
- * reprogrammed); any other set passes its list (each distinct event once,
- * THREAD_START VER2) and counter k is the list's event k.
+ * whose events are all among the module's three fixed counters, exits
+ * among them, uses those (no event list: every module version has them,
+ * and no vCPU is reprogrammed); any other set passes its list (each
+ * distinct event once, THREAD_START VER2) and counter k is the list's
+ * event k.
  */
 static int build_events(struct vperf_evset *es)
 {
 	struct pv_priv *p = es->priv;
-	bool fixed = true;
+	bool fixed = true, guest = true;
 
 	p->nr_events = 0;
-	for (int e = 0; e < es->nr_events; e++)
-		if (es->events[e].virt && fixed_counter(&es->events[e].pv) < 0)
-			fixed = false;
-	if (fixed) {
+	for (int e = 0; e < es->nr_events; e++) {
+		int k = es->events[e].virt ? fixed_counter(&es->events[e].pv) : VPERF_THREAD_CTR_VCPU_CLOCK;
+
+		fixed &= k >= 0;
+		guest &= k == VPERF_THREAD_CTR_VCPU_CLOCK || k == VPERF_THREAD_CTR_STEAL;
+	}
+	/*
+	 * vcpu-clock and steal alone go as a list: the module accounts such a
+	 * context by itself, without a hypercall at its switches.
+	 */
+	if (fixed && !guest) {
 		for (int e = 0; e < es->nr_events; e++)
 			if (es->events[e].virt)
 				es->events[e].ctr = fixed_counter(&es->events[e].pv);
@@ -530,7 +538,8 @@ static int event_fail(struct vperf_evset *es, int err, int k)
 		break;
 	case EPERM:
 		ret = vperf__evset_fail(es, err, "'%s' is refused by the host's allowlist (the "
-					"operator's vperf-vmm --allow patterns)", name);
+					"events its operator lets guests count, docs/abi.md 2.3)",
+					name);
 		break;
 	case ENOENT:
 		ret = vperf__evset_fail(es, err, "the host does not know '%s' ('vperf list "

@@ -252,9 +252,9 @@ static const char *status_why(int status)
 	case 0:
 		return NULL;
 	case ENODEV:
-		return "the host cannot count it (a hardware event: the host has no PMU)";
+		return "the host has no PMU (hardware events count nowhere here)";
 	case EPERM:
-		return "refused by the host's allowlist (vperf-vmm --allow)";
+		return "refused by the host's allowlist (its event patterns, docs/abi.md 2.3)";
 	default:
 		return "the host refuses it";
 	}

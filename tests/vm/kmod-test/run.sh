@@ -42,6 +42,10 @@
 #                   EVENT_INFO lists the host's events; ENODEV, EPERM, ENOENT, EINVAL name the bad event, E2BIG
 #   slices          after the thread cases, the module's lost_slices parameter: no slice ended on a CPU other
 #                   than its base's and no switch snapshot failed (a slice without a base is counted, not judged)
+#   thread-guest    guest-accounted contexts (vcpu-clock and steal only: the guest's clock less KVM's steal-time
+#                   record): 300 ms of burn within 3% of the thread's CPU time in 2 of 3 rounds, no doorbell base;
+#                   1000 ping-pong trips between two such threads on one vCPU: 0 module hypercalls (the
+#                   `hypercalls` parameter), against 2000..2100 for contexts of the fixed three
 #   thread-stress   16 threads start, map, run and end 21 contexts each (by STOP, by closing their own file, by
 #                   exiting) at once: no context left, and the dmesg case covers oopses
 #   thread-conserve the rows' vcpu-clock (START with inheritance, 4 threads pinned 2 per vCPU spin ~500 ms each
@@ -124,7 +128,7 @@ ls -l /dev/vperf
 vperf-kmod-info; case_ ioctl $?
 echo "KMOD-PARAM irq=$(cat /sys/module/vperf_guest/parameters/irq) irq_count=$(cat /sys/module/vperf_guest/parameters/irq_count)"
 case_ params $?
-for m in api single "migrate 50" split sleep read inherit attach doorbell exits events stress conserve sample; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
+for m in api single "migrate 50" split sleep read inherit attach doorbell exits events guest stress conserve sample; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
 l=$(cat /sys/module/vperf_guest/parameters/lost_slices); echo "KMOD-LOST $l"
 case "$l" in *"elsewhere 0 snapshot_failures 0") case_ slices 0 ;; *) case_ slices 1 ;; esac
 # tracing: /init held every tracepoint the module hooks while only CPU 0 ran (init.sh, vperf-keys)
@@ -224,7 +228,7 @@ line() { { grep -a "$1" "$LOG.clean" || true; } | tail -1 | sed "s/.*$1 *//"; }
 first() { { grep -a "$1" "$LOG.clean" || true; } | head -1 | sed "s/.*$2 *//"; }	# first PATTERN STRIP
 
 for c in insmod devnode ioctl params thread-api thread-single thread-migrate thread-split thread-sleep \
-	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-events thread-stress thread-conserve thread-sample slices \
+	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-events thread-guest thread-stress thread-conserve thread-sample slices \
 	trace-start trace-on trace-marks trace-wrap trace-lost trace-sleep trace-hostile trace-sample trace-procs \
 	trace-irq trace-hotplug trace-off trace-params thread-unload irq \
 	hotplug cycles trace-load dmesg; do
@@ -247,7 +251,7 @@ for c in insmod devnode ioctl params thread-api thread-single thread-migrate thr
 	thread-conserve) detail="$(first 'kmod-thread: conserve [a-zA-Z]* [0-9] of' 'kmod-thread: conserve [a-zA-Z]*')" ;;
 	thread-sample) detail="$({ grep -a 'kmod-thread: sample [a-zA-Z]* samples' "$LOG.clean" || true; } | tail -1 |
 		sed 's/.*kmod-thread: sample [a-zA-Z]* //')" ;;
-	thread-exits | thread-events) detail="$({ grep -a "kmod-thread: ${c#thread-} [oF][kA]" "$LOG.clean" || true; } |
+	thread-exits | thread-events | thread-guest) detail="$({ grep -a "kmod-thread: ${c#thread-} [oF][kA]" "$LOG.clean" || true; } |
 		sed "s/.*kmod-thread: ${c#thread-} [a-zA-Z]* //" | head -5 | paste -sd';')" ;;
 	thread-doorbell) detail="$({ grep -a 'kmod-thread: doorbell [oF][kA]' "$LOG.clean" || true; } | tail -2 |
 		sed 's/.*kmod-thread: doorbell [a-zA-Z]* //' | paste -sd';')" ;;

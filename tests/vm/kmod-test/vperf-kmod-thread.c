@@ -827,6 +827,198 @@ static void test_steal(void)
 	unpin();
 }
 
+static void ev_set(struct vperf_thread_event *ev, uint32_t source, uint64_t arg, const char *name);
+static int start_events(const struct vperf_thread_event *ev, uint32_t n, int *bad,
+			const struct vperf_thread_page **pg);
+static uint64_t vcpu_total(int cpu, unsigned int slot);
+
+/* A guest-accounted context on the calling thread: vcpu-clock (counter 0) and steal (1). */
+static const struct vperf_thread_page *start_guest(const char *mode)
+{
+	struct vperf_thread_event ev[2];
+	const struct vperf_thread_page *pg = NULL;
+	char what[120];
+	int bad, ret;
+
+	ev_set(&ev[0], VPERF_SRC_PERF, 0, "task-clock");
+	ev_set(&ev[1], VPERF_SRC_STEAL, 0, "steal");
+	ret = start_events(ev, 2, &bad, &pg);
+	if (ret) {
+		snprintf(what, sizeof(what), "THREAD_START with vcpu-clock and steal: %s", strerror(-ret));
+		check(0, mode, what);
+		return NULL;
+	}
+	return pg;
+}
+
+/*
+ * steal-guest (1 vCPU, a host CPU hog beside it: steal.sh): the same
+ * thread's vcpu-clock and steal accounted by the guest alone (its clock and
+ * KVM's steal-time record, no hypercall at switches) against what the host
+ * says the vCPU ran and lost over the same rounds (VPERF_IOC_VCPU_TOTALS:
+ * the vCPU thread's task-clock and schedstat run delay, read by the VMM):
+ * the thread is all the vCPU runs, so steal within 10% and vcpu-clock
+ * within 3% of the vCPU's, in 2 rounds of 3, with the loss >= 20% of wall.
+ */
+static void test_steal_guest(void)
+{
+	const struct vperf_thread_page *pg;
+	struct vperf_thread_page v0, v1;
+	uint64_t c0, c1, s0, s1, w0, w1, h0, h1;
+	double clk, steal, hclk, hsteal, wall;
+	char what[400], line[480];
+	int i, good = 0;
+
+	pin(0);
+	pg = start_guest("steal-guest");
+	if (!pg)
+		return;
+	h0 = module_param_value("hypercalls");
+	quiesce();
+	for (i = 0; i < 3; i++) {
+		usleep(1000);
+		c0 = vcpu_total(0, VPERF_THREAD_CTR_VCPU_CLOCK);
+		s0 = vcpu_total(0, VPERF_THREAD_CTR_STEAL);
+		w0 = clock_ns(CLOCK_MONOTONIC);
+		page_read(pg, &v0);
+		burn(300, NULL);
+		usleep(1000);	/* a switch-out: the page holds the burn */
+		page_read(pg, &v1);
+		w1 = clock_ns(CLOCK_MONOTONIC);
+		c1 = vcpu_total(0, VPERF_THREAD_CTR_VCPU_CLOCK);
+		s1 = vcpu_total(0, VPERF_THREAD_CTR_STEAL);
+		clk = (double)(v1.counters[0].value - v0.counters[0].value);
+		steal = (double)(v1.counters[1].value - v0.counters[1].value);
+		hclk = (double)(c1 - c0);
+		hsteal = (double)(s1 - s0);
+		wall = (double)(w1 - w0);
+		snprintf(what, sizeof(what), "round %d: guest-accounted vcpu-clock %.1f ms, steal %.1f ms; the host's "
+			 "for the vCPU: vcpu-clock %.1f ms (%+.1f%%), steal %.1f ms (%+.1f%%); wall %.1f ms, %llu slices",
+			 i + 1, clk / 1e6, steal / 1e6, hclk / 1e6, hclk > 0 ? 100 * (clk - hclk) / hclk : 0,
+			 hsteal / 1e6, hsteal > 0 ? 100 * (steal - hsteal) / hsteal : 0, wall / 1e6,
+			 (unsigned long long)(v1.switches - v0.switches));
+		good += hsteal >= 0.2 * wall && steal >= 0.9 * hsteal && steal <= 1.1 * hsteal &&
+			clk >= (1 - TOLERANCE) * hclk && clk <= (1 + TOLERANCE) * hclk;
+		printf("kmod-thread: steal-guest-round %s\n", what);
+	}
+	h1 = module_param_value("hypercalls");
+	snprintf(line, sizeof(line), "%d of 3 rounds within 10%% (steal) and 3%% (vcpu-clock), module hypercalls "
+		 "%llu (the totals' only) (last %.300s)", good, (unsigned long long)(h1 - h0), what);
+	check(good >= 2, "steal-guest", line);
+	check(ioctl(fd, VPERF_IOC_THREAD_STOP) == 0, "steal-guest", "THREAD_STOP");
+	munmap((void *)pg, 4096);
+	unpin();
+}
+
+/*
+ * guest: guest-accounted contexts (vcpu-clock and steal only).  A thread
+ * burning 300 ms: its vcpu-clock within 3% of its CPU time in 2 of 3
+ * rounds; two such threads on CPU 0 ping-ponging 1000 trips through pipes
+ * (2000 switches between monitored threads): the module makes no
+ * hypercall at all (its `hypercalls` parameter), where contexts of the
+ * fixed three (exits needs the host) make one per switch.
+ */
+static int pp_a[2], pp_b[2];
+static int pp_guest;
+
+static void *pp_partner(void *arg)
+{
+	const struct vperf_thread_page *pg;
+	char c;
+
+	(void)arg;
+	pin(0);
+	pg = pp_guest ? start_guest("guest") : start("guest");
+	for (int i = 0; i < 1000 + 10; i++)
+		if (read(pp_a[0], &c, 1) != 1 || write(pp_b[1], &c, 1) != 1)
+			break;
+	ioctl(fd, VPERF_IOC_THREAD_STOP);
+	if (pg)
+		munmap((void *)pg, 4096);
+	return NULL;
+}
+
+/* 1000 timed trips between two monitored threads on CPU 0: module hypercalls made, ns per trip. */
+static uint64_t ping_pong(int guest, double *ns_trip)
+{
+	const struct vperf_thread_page *pg;
+	pthread_t th;
+	uint64_t h0, h1, t0, t1;
+	char c = 'x';
+
+	pp_guest = guest;
+	if (pipe(pp_a) || pipe(pp_b))
+		return ~0ull;
+	pin(0);
+	pg = guest ? start_guest("guest") : start("guest");
+	pthread_create(&th, NULL, pp_partner, NULL);
+	for (int i = 0; i < 10; i++)	/* the partner's context starts meanwhile */
+		if (write(pp_a[1], &c, 1) != 1 || read(pp_b[0], &c, 1) != 1)
+			return ~0ull;
+	h0 = module_param_value("hypercalls");
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	for (int i = 0; i < 1000; i++)
+		if (write(pp_a[1], &c, 1) != 1 || read(pp_b[0], &c, 1) != 1)
+			return ~0ull;
+	t1 = clock_ns(CLOCK_MONOTONIC);
+	h1 = module_param_value("hypercalls");
+	pthread_join(th, NULL);
+	ioctl(fd, VPERF_IOC_THREAD_STOP);
+	if (pg)
+		munmap((void *)pg, 4096);
+	close(pp_a[0]);
+	close(pp_a[1]);
+	close(pp_b[0]);
+	close(pp_b[1]);
+	*ns_trip = (double)(t1 - t0) / 1000;
+	return h1 - h0;
+}
+
+static void test_guest(void)
+{
+	const struct vperf_thread_page *pg;
+	struct vperf_thread_page v0, v1;
+	uint64_t t0, t1, hc_guest, hc_host;
+	double err, ns_guest, ns_host;
+	char what[300];
+	int good = 0;
+
+	pin(0);
+	pg = start_guest("guest");
+	if (!pg)
+		return;
+	quiesce();
+	for (int i = 0; i < 3; i++) {
+		usleep(1000);
+		page_read(pg, &v0);
+		t0 = thread_ns();
+		burn(300, NULL);
+		t1 = thread_ns();
+		usleep(1000);
+		page_read(pg, &v1);
+		err = ((double)(v1.counters[0].value - v0.counters[0].value) - (double)(t1 - t0)) / (double)(t1 - t0);
+		good += err >= -TOLERANCE && err <= TOLERANCE;
+		printf("kmod-thread: guest-round %d: vcpu-clock %.3f ms thread-cputime %.3f ms error %+.2f%% steal "
+		       "%.3f ms slices %llu base_valid %u\n", i + 1,
+		       (v1.counters[0].value - v0.counters[0].value) / 1e6, (t1 - t0) / 1e6, 100 * err,
+		       (v1.counters[1].value - v0.counters[1].value) / 1e6,
+		       (unsigned long long)(v1.switches - v0.switches), v1.base_valid);
+	}
+	snprintf(what, sizeof(what), "%d of 3 rounds of 300 ms within 3%% of the thread's CPU time "
+		 "(guest-accounted: no doorbell base, base_valid %u)", good, v1.base_valid);
+	check(good >= 2 && !v1.base_valid, "guest", what);
+	check(ioctl(fd, VPERF_IOC_THREAD_STOP) == 0, "guest", "THREAD_STOP");
+	munmap((void *)pg, 4096);
+
+	hc_guest = ping_pong(1, &ns_guest);
+	hc_host = ping_pong(0, &ns_host);
+	snprintf(what, sizeof(what), "1000 trips between two monitored threads: %llu module hypercalls "
+		 "guest-accounted (%.1f us per trip), %llu with the fixed three (%.1f us per trip)",
+		 (unsigned long long)hc_guest, ns_guest / 1e3, (unsigned long long)hc_host, ns_host / 1e3);
+	check(hc_guest == 0 && hc_host >= 2000 && hc_host <= 2000 + 100, "guest", what);
+	unpin();
+}
+
 static uint64_t conserve_deadline;	/* CLOCK_MONOTONIC ns */
 
 /*
@@ -2149,6 +2341,10 @@ int main(int argc, char **argv)
 		test_exits();
 	} else if (!strcmp(mode, "events")) {
 		test_events();
+	} else if (!strcmp(mode, "guest")) {
+		test_guest();
+	} else if (!strcmp(mode, "steal-guest")) {
+		test_steal_guest();
 	} else if (!strcmp(mode, "stress")) {
 		test_stress();
 	} else if (!strcmp(mode, "conserve")) {
@@ -2175,7 +2371,7 @@ int main(int argc, char **argv)
 		report_hc(pg, 0);
 		return 0;	/* exits with the context, the mapping and the file */
 	} else {
-		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|stress|conserve|sample|steal|hold [S]|churn MS FILE\n");
+		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|stress|conserve|sample|steal|hold [S]|churn MS FILE\n");
 		return 2;
 	}
 	printf("kmod-thread: %s %s\n", mode, fails ? "FAILED" : "PASSED");
