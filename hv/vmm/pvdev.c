@@ -93,8 +93,33 @@ static void guest_line(const char *fmt, ...)
 }
 
 /* libvperf-hv validated uc (cmd, nr_args <= 8, msg terminated). */
+/*
+ * The calling thread's context switches as the host counts them
+ * (/proc/thread-self/status), for VALUES reports: a guest's per-thread
+ * count of its vCPU's host preemptions has this to be checked against.
+ */
+static void thread_switches(char *buf, size_t len)
+{
+	unsigned long long vol = 0, nonvol = 0;
+	char line[128];
+	int found = 0;
+	FILE *f = fopen("/proc/thread-self/status", "r");
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		found += sscanf(line, "voluntary_ctxt_switches: %llu", &vol) == 1;
+		found += sscanf(line, "nonvoluntary_ctxt_switches: %llu", &nonvol) == 1;
+	}
+	fclose(f);
+	if (found == 2)
+		snprintf(buf, len, "voluntary %llu nonvoluntary %llu", vol, nonvol);
+}
+
 static void pv_report(void *vmm, int vcpu, const struct vperf_ucall *uc)
 {
+	char sw[96];
 	char args[8 * 20 + 1];
 	size_t off = 0;
 
@@ -111,7 +136,8 @@ static void pv_report(void *vmm, int vcpu, const struct vperf_ucall *uc)
 		guest_line("guest: %s", uc->msg);
 		break;
 	case VPERF_UCALL_VALUES:
-		guest_line("guest: values: %s:%s", uc->msg, args);
+		thread_switches(sw, sizeof(sw));	/* we run on the vCPU's own thread */
+		guest_line("guest: values: %s:%s [vcpu%d thread switches: %s]", uc->msg, args, vcpu, sw);
 		break;
 	case VPERF_UCALL_ASSERT:
 		guest_line("guest: assertion failed on vcpu%d: %s%s%s", vcpu, uc->msg,

@@ -735,7 +735,11 @@ static void vmm_pvport_ucall(void **state)
 	uc->args[1] = 0xffffffffffffffffULL;
 	strcpy(uc->msg, "v");
 	capture_stderr(do_ucall, &c, err, sizeof(err));
-	assert_string_equal(err, "guest: values: v: 0x1 0xffffffffffffffff\n");
+	/* the values, then the reporting thread's own host context switches */
+	assert_true(!strncmp(err, "guest: values: v: 0x1 0xffffffffffffffff [vcpu0 thread switches: voluntary ",
+			     strlen("guest: values: v: 0x1 0xffffffffffffffff [vcpu0 thread switches: voluntary ")));
+	assert_non_null(strstr(err, " nonvoluntary "));
+	assert_string_equal(err + strlen(err) - 2, "]\n");
 	/* bad nr_args, bad cmd: EINVAL and nothing printed */
 	uc->nr_args = 9;
 	capture_stderr(do_ucall, &c, err, sizeof(err));

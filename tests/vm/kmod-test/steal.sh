@@ -7,7 +7,10 @@
 # that in two rounds of three, with the loss at least 20% of the wall time. Then `vperf-kmod-thread steal-guest`:
 # the same thread accounted by the guest alone (vcpu-clock and steal only: its clock and KVM's steal-time record,
 # no hypercall per switch) against the host's figures for the vCPU (VPERF_IOC_VCPU_TOTALS): steal within 10%,
-# vcpu-clock within 3%. Prints "kmod-test: PASS|FAIL steal|steal-guest (<detail>)".
+# vcpu-clock within 3%. Then `vperf-kmod-thread hostcs`: a thread's vperf::host:context-switches (the vCPU thread's
+# host context switches over its slices) over a 300 ms burn between two UCALL VALUES reports, against the host's
+# own count for the vCPU thread (vperf-vmm prints /proc/thread-self/status's switches with each report): within 5%
+# in 2 rounds of 3, with at least 10 switches. Prints "kmod-test: PASS|FAIL steal|steal-guest|hostcs (<detail>)".
 # Exit status: 0 passed, 1 failed, or vm-run's own (124 timeout, 125 boot failure, ...).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR/.. source=../common.sh
@@ -23,6 +26,8 @@ vperf-kmod-thread steal; st=$?
 echo "KMOD-CASE steal status=$st"
 vperf-kmod-thread steal-guest; st=$?
 echo "KMOD-CASE steal-guest status=$st"
+vperf-kmod-thread hostcs; st=$?
+echo "KMOD-CASE hostcs status=$st"
 rmmod vperf_guest
 exit 0'
 
@@ -44,5 +49,30 @@ for c in steal steal-guest; do
 		fails=1
 	fi
 done
+# hostcs: the host's switches of the vCPU thread between each round's reports against the thread's count
+sw() { sed -n "s/.*guest: values: hostcs-$1-$2:.*thread switches: voluntary \([0-9]*\) nonvoluntary \([0-9]*\)\].*/\1 \2/p" \
+	"$LOG.clean" | head -1 | awk '{ print $1 + $2 }'; }
+good=0
+detail=""
+for r in 1 2 3; do
+	b="$(sw begin $r)"
+	e="$(sw end $r)"
+	t="$(sed -n "s/.*kmod-thread: hostcs-round $r: thread \([0-9]*\).*/\1/p" "$LOG.clean" | head -1)"
+	if [ -z "$b" ] || [ -z "$e" ] || [ -z "$t" ]; then
+		detail="$detail round $r: no figures;"
+		continue
+	fi
+	h=$((e - b))
+	err="$(awk -v t="$t" -v h="$h" 'BEGIN { printf "%+.1f", h ? 100 * (t - h) / h : 0 }')"
+	awk -v t="$t" -v h="$h" 'BEGIN { exit !(h >= 10 && t >= 0.95 * h && t <= 1.05 * h) }' && good=$((good + 1))
+	detail="$detail round $r: thread $t, host $h ($err%);"
+done
+s="$(sed -n "s/.*KMOD-CASE hostcs status=\([0-9]*\).*/\1/p" "$LOG.clean" | tail -1)"
+if [ "$s" = 0 ] && [ "$good" -ge 2 ]; then
+	echo "kmod-test: PASS hostcs ($good of 3 rounds within 5%:$detail)"
+else
+	echo "kmod-test: FAIL hostcs (guest status ${s:-none}; $good of 3 rounds within 5%:$detail)"
+	fails=1
+fi
 [ "$fails" = 0 ] && exit 0
 [ "$st" = 0 ] && exit 1 || exit "$st"

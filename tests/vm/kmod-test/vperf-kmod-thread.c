@@ -1019,6 +1019,105 @@ static void test_guest(void)
 	unpin();
 }
 
+/*
+ * hostcs (1 vCPU, a host CPU hog beside it: steal.sh): a thread counting
+ * vperf::host:context-switches (the vCPU thread's host context switches,
+ * over the thread's slices) burns 300 ms between two UCALL VALUES reports,
+ * which this program makes itself (ioperm on the device's port; the
+ * report's guest-physical address from /proc/self/pagemap).  vperf-vmm
+ * prints with each report its vCPU thread's own switch counts
+ * (/proc/thread-self/status): steal.sh compares the host's advance with
+ * the thread's count, printed here per round.
+ */
+static struct vperf_ucall *hc_uc;
+static uint64_t hc_uc_gpa;
+static uint16_t hc_port;
+
+static int ucall_setup(void)
+{
+	struct vperf_info info;
+	uint64_t ent;
+	int pm;
+
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	if (ioctl(fd, VPERF_IOC_INFO, &info) || !info.port || ioperm(info.port, 4, 1))
+		return -1;
+	hc_port = (uint16_t)info.port;
+	hc_uc = aligned_alloc(4096, 4096);
+	if (!hc_uc || mlock(hc_uc, 4096))
+		return -1;
+	memset(hc_uc, 0, 4096);
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	if (pm < 0)
+		return -1;
+	if (pread(pm, &ent, sizeof(ent), (off_t)((uintptr_t)hc_uc / 4096 * 8)) != (ssize_t)sizeof(ent)) {
+		close(pm);
+		return -1;
+	}
+	close(pm);
+	if (!(ent >> 63) || !(ent & ((1ull << 55) - 1)))
+		return -1;	/* not present, or no PFN (not root) */
+	hc_uc_gpa = (ent & ((1ull << 55) - 1)) * 4096;
+	return 0;
+}
+
+/* UCALL VALUES msg from user mode: one port write. */
+static long ucall_values(const char *msg)
+{
+	uint64_t rax = VPERF_HC_UCALL;
+
+	memset(hc_uc, 0, sizeof(*hc_uc));
+	hc_uc->cmd = VPERF_UCALL_VALUES;
+	snprintf(hc_uc->msg, sizeof(hc_uc->msg), "%s", msg);
+	__asm__ __volatile__("outl %%eax, %%dx" : "+a"(rax) : "d"(hc_port), "b"(hc_uc_gpa), "c"(0ull),
+			     "S"(0ull), "D"(0ull) : "memory");
+	return (long)rax;
+}
+
+static void test_hostcs(void)
+{
+	struct vperf_thread_event ev[1];
+	const struct vperf_thread_page *pg = NULL;
+	struct vperf_thread_page v0, v1;
+	uint64_t n[3];
+	char msg[64];
+	int bad, ret;
+	long r1 = 0, r2 = 0;
+
+	pin(0);
+	if (ucall_setup()) {
+		check(0, "hostcs", "a UCALL from user mode: ioperm, mlock and /proc/self/pagemap (root)");
+		return;
+	}
+	ev_set(&ev[0], VPERF_SRC_PERF, 0, "context-switches");
+	ret = start_events(ev, 1, &bad, &pg);
+	if (ret) {
+		check(0, "hostcs", strerror(-ret));
+		return;
+	}
+	quiesce();
+	for (int i = 0; i < 3; i++) {
+		ioctl(fd, VPERF_IOC_THREAD_READ);
+		page_read(pg, &v0);
+		snprintf(msg, sizeof(msg), "hostcs-begin-%d", i + 1);
+		r1 |= ucall_values(msg);
+		burn(300, NULL);
+		snprintf(msg, sizeof(msg), "hostcs-end-%d", i + 1);
+		r2 |= ucall_values(msg);
+		ioctl(fd, VPERF_IOC_THREAD_READ);
+		page_read(pg, &v1);
+		n[i] = v1.counters[0].value - v0.counters[0].value;
+	}
+	for (int i = 0; i < 3; i++)
+		printf("kmod-thread: hostcs-round %d: thread %llu\n", i + 1, (unsigned long long)n[i]);
+	snprintf(msg, sizeof(msg), "UCALL results %ld %ld", r1, r2);
+	check(r1 == 0 && r2 == 0, "hostcs", msg);
+	ioctl(fd, VPERF_IOC_THREAD_STOP);
+	munmap((void *)pg, 4096);
+	unpin();
+}
+
 static uint64_t conserve_deadline;	/* CLOCK_MONOTONIC ns */
 
 /*
@@ -2345,6 +2444,8 @@ int main(int argc, char **argv)
 		test_guest();
 	} else if (!strcmp(mode, "steal-guest")) {
 		test_steal_guest();
+	} else if (!strcmp(mode, "hostcs")) {
+		test_hostcs();
 	} else if (!strcmp(mode, "stress")) {
 		test_stress();
 	} else if (!strcmp(mode, "conserve")) {
@@ -2371,7 +2472,7 @@ int main(int argc, char **argv)
 		report_hc(pg, 0);
 		return 0;	/* exits with the context, the mapping and the file */
 	} else {
-		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|stress|conserve|sample|steal|hold [S]|churn MS FILE\n");
+		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|stress|conserve|sample|steal|hold [S]|churn MS FILE\n");
 		return 2;
 	}
 	printf("kmod-thread: %s %s\n", mode, fails ? "FAILED" : "PASSED");

@@ -89,7 +89,7 @@ if want ucall; then
 	vmm ucall 1 ucall.sh
 	expect_status 5
 	expect_grep err "^guest: hello from L2$"
-	expect_grep err "^guest: values: answer: 0x2a 0x2a$"
+	expect_grep err "^guest: values: answer: 0x2a 0x2a \[vcpu[0-9]* thread switches: voluntary [0-9]* nonvoluntary [0-9]*\]$"
 	expect_grep json '"UCALL": 2'
 	verdict ucall
 fi
