@@ -14,7 +14,8 @@
  * Checked: the result (-EFAULT unless all 208 bytes are RAM, -EINVAL for a bad cmd or nr_args > 8,
  * else 0), that a refused block prints nothing and a good one exactly one line, byte for byte the
  * line the block asks for: "guest: " and the message cut at its first NUL or 127 bytes, with args
- * in hex, every byte outside printable ASCII as '?', one '\n'; that an ASSERT stops the VM as a
+ * in hex (VALUES: then " [vcpuN thread switches: voluntary V nonvoluntary N]", the reporting
+ * thread's host context switches), every byte outside printable ASCII as '?', one '\n'; that an ASSERT stops the VM as a
  * crash and nothing else stops it; and that guest RAM is not written.
  */
 #include <inttypes.h>
@@ -99,8 +100,27 @@ static void ucall(struct vm *vm, struct vcpu *v, uint64_t gpa, const uint8_t *be
 		return;
 	}
 	/* one line, one write (lines from vCPU threads must not interleave) */
-	if (fv_err_writes != 1 || fv_err_len != n || memcmp(fv_err, line, n))
+	if (uc.cmd == VPERF_UCALL_VALUES) {
+		/* then vperf-vmm adds the reporting thread's own host context switches */
+		unsigned int cpu;
+		unsigned long long vol, nonvol;
+		char tail[128];
+		int used = -1;
+		size_t rest;
+
+		if (fv_err_writes != 1 || fv_err_len <= n || memcmp(fv_err, line, n - 1))
+			abort();
+		rest = fv_err_len - (n - 1);
+		if (rest >= sizeof(tail))
+			abort();
+		memcpy(tail, fv_err + n - 1, rest);
+		tail[rest] = '\0';
+		if (sscanf(tail, " [vcpu%u thread switches: voluntary %llu nonvoluntary %llu]\n%n", &cpu, &vol,
+			   &nonvol, &used) != 3 || used != (int)rest || cpu != v->id)
+			abort();
+	} else if (fv_err_writes != 1 || fv_err_len != n || memcmp(fv_err, line, n)) {
 		abort();
+	}
 	if (uc.cmd == VPERF_UCALL_ASSERT) {
 		if (!vm__stopping(vm) ||
 		    (!stopping && (vm->stop_reason != VM_STOP_CRASH || vm->stop_status != VM_EXIT_CRASH)))
