@@ -43,19 +43,35 @@ DEFINE_PER_CPU(u64, vperf_hc_made);
  * Slots that count port-I/O exits (own_hc) also lose the module's own
  * hypercalls, made on this CPU since the last COUNTERS_SET.
  */
-struct vperf_slot {
-	struct vperf_event_desc desc;	/* source 0: never used */
-	atomic_t users;			/* live contexts counting it; fixed slots +1 */
+struct vperf_event_ent {
+	struct vperf_event_desc desc;	/* source 0: a free entry */
+	atomic_t users;			/* live contexts counting it; fixed events +1 */
 	bool own_hc;
 };
 
-static struct vperf_slot vperf_slots[VPERF_MAX_COUNTERS];
-static u32 vperf_nr_slots;		/* slots in use on the vCPUs, under the lock */
-static DEFINE_MUTEX(vperf_slots_lock);	/* claiming slots and reprogramming */
-static DEFINE_SPINLOCK(vperf_slots_spin);	/* the table, for a CPU coming online */
+/*
+ * Events (ids, what contexts hold) and the slots that count them: events
+ * 0..2 are the fixed ones in slots 0..2; the others get a slot while one is
+ * free.  When more are live than the 13 other slots hold, they take turns
+ * (vperf_rotate_fn, every mux_ms): each context's counts of an event cover
+ * only the time it was on a slot (running < enabled), and readers scale
+ * them, as perf does with multiplexed events.
+ */
+static struct vperf_event_ent vperf_evtab[VPERF_MAX_EVENTS];
+static u8 vperf_prog[VPERF_MAX_COUNTERS];	/* the event in each slot, VPERF_EV_NONE: none */
+static u32 vperf_nr_prog;		/* slots programmed on the vCPUs */
+static u32 vperf_rot_cursor;		/* rotation: where the next window starts */
+static DEFINE_MUTEX(vperf_slots_lock);	/* claiming events and reprogramming */
+static DEFINE_SPINLOCK(vperf_slots_spin);	/* the slots, for a CPU coming online */
+
+static unsigned int mux_ms = 50;
+module_param(mux_ms, uint, 0644);
+MODULE_PARM_DESC(mux_ms, "when more events are live than the vCPUs count at once, each set of them "
+		 "counts this long (ms) before the next takes its turn (default 50, at least 4)");
 
 struct vperf_cpu_ctrs {
 	u32 nr;				/* slots programmed here */
+	u8 ev[VPERF_MAX_COUNTERS];	/* the event each slot counts here, VPERF_EV_NONE: none */
 	u32 own_mask;			/* own_hc slots */
 	bool reprogramming;		/* an NMI must not combine carry and page now */
 	u64 hc_at_set;			/* vperf_hc_made after the last COUNTERS_SET */
@@ -69,6 +85,8 @@ static DEFINE_PER_CPU(const struct kvm_steal_time *, vperf_steal_rec);
 
 static void vperf_slots_trim_fn(struct work_struct *work);
 static DECLARE_WORK(vperf_slots_trim_work, vperf_slots_trim_fn);
+static void vperf_rotate_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(vperf_rotate_work, vperf_rotate_fn);
 
 /* Indexed like enum vperf_thread_counter_index (vperf_guest_uapi.h). */
 const struct vperf_counter_def vperf_counter_defs[VPERF_NR_COUNTERS] = {
@@ -349,18 +367,31 @@ static int vperf_page_register(unsigned int cpu, u64 gpa)
 	return vperf_hc_errno(ret);
 }
 
-/* The table's descriptors (and own_hc mask) now; n slots.  Any context. */
-static u32 vperf_slots_copy(struct vperf_event_desc *desc, u32 *own_mask)
+/* A slot without an event counts exits (all): the cheapest source, nobody reads it. */
+static void vperf_placeholder(struct vperf_event_desc *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->source = VPERF_SRC_EXITS;
+	d->arg = ~0ull;
+}
+
+/* The slots' descriptors, own_hc mask and events now; n slots.  Any context. */
+static u32 vperf_slots_copy(struct vperf_event_desc *desc, u32 *own_mask, u8 *ev)
 {
 	unsigned long flags;
 	u32 i, n;
 
 	spin_lock_irqsave(&vperf_slots_spin, flags);
-	n = vperf_nr_slots;
+	n = vperf_nr_prog;
 	*own_mask = 0;
 	for (i = 0; i < n; i++) {
-		desc[i] = vperf_slots[i].desc;
-		if (vperf_slots[i].own_hc)
+		ev[i] = vperf_prog[i];
+		if (ev[i] == VPERF_EV_NONE) {
+			vperf_placeholder(&desc[i]);
+			continue;
+		}
+		desc[i] = vperf_evtab[ev[i]].desc;
+		if (vperf_evtab[ev[i]].own_hc)
 			*own_mask |= 1u << i;
 	}
 	spin_unlock_irqrestore(&vperf_slots_spin, flags);
@@ -368,21 +399,19 @@ static u32 vperf_slots_copy(struct vperf_event_desc *desc, u32 *own_mask)
 }
 
 /*
- * COUNTERS_SET on this CPU's vCPU with desc[n] (guest-physical memory),
- * interrupts off; the slots in `keep` go on from their values now (carry),
- * the others start at 0.  0 or -errno; on an error nothing changed.
+ * COUNTERS_SET on this CPU's vCPU with desc[n] (guest-physical memory)
+ * counting events ev[n], interrupts off.  A slot that counts the same event
+ * as before goes on from its value in `before` (carry); the others start at
+ * 0.  0 or -errno; on an error nothing changed.
  */
 static int vperf_counters_program(const struct vperf_event_desc *desc, u32 n, u32 own_mask,
-				  u32 keep)
+				  const u8 *ev, const struct vperf_snap *before)
 {
 	struct vperf_cpu_ctrs *c = this_cpu_ptr(&vperf_cpu_ctrs);
-	struct vperf_snap snap;
 	s64 ret;
 	u32 i;
 
 	lockdep_assert_irqs_disabled();
-	if (keep && vperf_snapshot(&snap))
-		keep = 0;	/* no page: nothing to carry */
 	c->reprogramming = true;
 	barrier();
 	ret = vperf_hc(VPERF_HC_COUNTERS_SET, n ? virt_to_phys((void *)desc) : 0, n, 0, 0);
@@ -392,10 +421,11 @@ static int vperf_counters_program(const struct vperf_event_desc *desc, u32 n, u3
 		return vperf_hc_errno(ret);
 	}
 	for (i = 0; i < VPERF_MAX_COUNTERS; i++) {
-		if (i < n && (keep & (1u << i)) && i < snap.nr)
-			c->carry[i] = snap.v[i];
-		else
-			c->carry[i] = (struct vperf_counter_value){ 0 };
+		bool keep = before && i < n && i < before->nr && ev[i] != VPERF_EV_NONE &&
+			    before->ev[i] == ev[i];
+
+		c->carry[i] = keep ? before->v[i] : (struct vperf_counter_value){ 0 };
+		c->ev[i] = i < n ? ev[i] : VPERF_EV_NONE;
 	}
 	c->nr = n;
 	c->own_mask = own_mask;
@@ -408,6 +438,7 @@ static int vperf_counters_program(const struct vperf_event_desc *desc, u32 n, u3
 /* COUNTERS_SET for this CPU's vCPU: the slot table, or none (clear). */
 static int vperf_counters_set(unsigned int cpu, bool on)
 {
+	u8 ev[VPERF_MAX_COUNTERS];
 	struct vperf_event_desc *desc;
 	unsigned long flags;
 	u32 n, own;
@@ -415,7 +446,7 @@ static int vperf_counters_set(unsigned int cpu, bool on)
 
 	if (!on) {
 		local_irq_save(flags);
-		ret = vperf_counters_program(NULL, 0, 0, 0);
+		ret = vperf_counters_program(NULL, 0, 0, NULL, NULL);
 		local_irq_restore(flags);
 		return ret;
 	}
@@ -423,9 +454,9 @@ static int vperf_counters_set(unsigned int cpu, bool on)
 	desc = kcalloc(VPERF_MAX_COUNTERS, sizeof(*desc), GFP_KERNEL);
 	if (!desc)
 		return -ENOMEM;
-	n = vperf_slots_copy(desc, &own);
+	n = vperf_slots_copy(desc, &own, ev);
 	local_irq_save(flags);
-	ret = vperf_counters_program(desc, n, own, 0);
+	ret = vperf_counters_program(desc, n, own, ev, NULL);
 	local_irq_restore(flags);
 	kfree(desc);
 	if (ret)
@@ -571,6 +602,7 @@ int vperf_pages_init(void)
 void vperf_pages_exit(void)
 {
 	flush_work(&vperf_slots_trim_work);	/* no context is left: nothing schedules it again */
+	cancel_delayed_work_sync(&vperf_rotate_work);
 	cpuhp_remove_state(vperf_cpuhp_state);
 }
 
@@ -596,6 +628,7 @@ static void vperf_snap_fill(const struct vperf_vcpu_page *page, struct vperf_sna
 		}
 		smp_rmb();
 	} while ((seq & 1) || READ_ONCE(page->seq) != seq);
+	memcpy(snap->ev, c->ev, sizeof(snap->ev));
 	for (i = 0; i < n; i++) {
 		snap->adj[i] = c->carry[i].value - ((c->own_mask & (1u << i)) ? own : 0);
 		snap->v[i].value += snap->adj[i];	/* modulo 2^64: only differences count */
@@ -648,7 +681,8 @@ void vperf_snap_page(const struct vperf_vcpu_page *vp, struct vperf_snap *snap)
 
 struct vperf_reprog_arg {
 	const struct vperf_event_desc *desc;
-	u32 n, own_mask, keep;
+	u32 n, own_mask;
+	u8 ev[VPERF_MAX_COUNTERS];
 	atomic_t failed;
 	int err;
 };
@@ -656,12 +690,14 @@ struct vperf_reprog_arg {
 static void vperf_reprogram_ipi(void *p)
 {
 	struct vperf_reprog_arg *a = p;
-	struct vperf_snap snap;
+	struct vperf_snap before, after;
+	bool have;
 	int ret;
 
 	if (!this_cpu_read(vperf_page))
 		return;		/* not online yet: its online callback programs the table */
-	ret = vperf_counters_program(a->desc, a->n, a->own_mask, a->keep);
+	have = !vperf_snapshot(&before);
+	ret = vperf_counters_program(a->desc, a->n, a->own_mask, a->ev, have ? &before : NULL);
 	if (ret) {
 		if (atomic_inc_return(&a->failed) == 1)
 			a->err = ret;
@@ -669,24 +705,17 @@ static void vperf_reprogram_ipi(void *p)
 	}
 	if (READ_ONCE(vperf_sample_period))
 		vperf_arm_this_cpu(READ_ONCE(vperf_sample_period));	/* COUNTERS_SET disarmed it */
-	/* the running thread's doorbell base, in the new raw terms (COUNTERS_SET refreshed the page) */
-	vperf_snap_fill(this_cpu_read(vperf_page), &snap);
-	vperf_thread_republish(&snap);
+	/* the running thread's slice ends with the old slots and goes on with the new (refreshed page) */
+	vperf_snap_fill(this_cpu_read(vperf_page), &after);
+	vperf_thread_rebase(have ? &before : NULL, &after);
 }
 
-/*
- * Under vperf_slots_lock: every online vCPU counts the table now; slot
- * `changed` (or none: VPERF_MAX_COUNTERS) restarts, the others go on.
- */
-static int vperf_reprogram(struct vperf_event_desc *desc, u32 changed)
+/* Under vperf_slots_lock: every online vCPU counts the slots as they are now. */
+static int vperf_reprogram(struct vperf_event_desc *desc)
 {
 	struct vperf_reprog_arg a = { .desc = desc };
-	u32 i;
 
-	a.n = vperf_slots_copy(desc, &a.own_mask);
-	for (i = 0; i < a.n; i++)
-		if (i != changed)
-			a.keep |= 1u << i;
+	a.n = vperf_slots_copy(desc, &a.own_mask, a.ev);
 	atomic_set(&a.failed, 0);
 	cpus_read_lock();
 	on_each_cpu(vperf_reprogram_ipi, &a, 1);
@@ -721,54 +750,78 @@ static int vperf_desc_check(const struct vperf_event_desc *d)
 	}
 }
 
-/* Under vperf_slots_lock: the slot counting d, or a new one (reprogramming every vCPU). */
-static int vperf_slot_claim(const struct vperf_event_desc *d, struct vperf_event_desc *scratch)
+/* Under vperf_slots_lock: live events beyond the fixed ones. */
+static u32 vperf_events_live(u8 *ids)
 {
-	struct vperf_event_desc old;
+	u32 e, n = 0;
+
+	for (e = VPERF_FIXED_SLOTS; e < VPERF_MAX_EVENTS; e++)
+		if (vperf_evtab[e].desc.source && atomic_read(&vperf_evtab[e].users))
+			ids[n++] = e;
+	return n;
+}
+
+/*
+ * Under vperf_slots_lock: the event counting d, or a new one, which takes
+ * a free slot or (all taken) one from an event that then waits for its
+ * turn; reprogramming every vCPU validates it with the host.
+ */
+static int vperf_event_claim(const struct vperf_event_desc *d, struct vperf_event_desc *scratch)
+{
 	unsigned long flags;
-	u32 s, free = VPERF_MAX_COUNTERS;
+	u32 e, s, free = VPERF_MAX_EVENTS, old_nr;
+	u8 old_ev;
 	int ret;
 
-	for (s = 0; s < vperf_nr_slots; s++) {
-		if (vperf_desc_same(&vperf_slots[s].desc, d)) {
-			atomic_inc(&vperf_slots[s].users);
-			return s;
+	for (e = 0; e < VPERF_MAX_EVENTS; e++) {
+		if (vperf_evtab[e].desc.source && vperf_desc_same(&vperf_evtab[e].desc, d)) {
+			atomic_inc(&vperf_evtab[e].users);
+			return e;
 		}
-		if (s >= VPERF_FIXED_SLOTS && free == VPERF_MAX_COUNTERS &&
-		    !atomic_read(&vperf_slots[s].users))
-			free = s;
+		if (free == VPERF_MAX_EVENTS && !vperf_evtab[e].desc.source)
+			free = e;
 	}
-	if (free == VPERF_MAX_COUNTERS) {
-		if (vperf_nr_slots == VPERF_MAX_COUNTERS)
-			return -ENOSPC;
-		free = vperf_nr_slots;
+	if (free == VPERF_MAX_EVENTS)
+		return -ENOSPC;
+	e = free;
+	for (s = VPERF_FIXED_SLOTS; s < vperf_nr_prog; s++)
+		if (vperf_prog[s] == VPERF_EV_NONE ||
+		    !atomic_read(&vperf_evtab[vperf_prog[s]].users))
+			break;
+	if (s == VPERF_MAX_COUNTERS) {	/* all taken: the new one takes a turn at once */
+		static u32 victim;
+
+		s = VPERF_FIXED_SLOTS + victim++ % (VPERF_MAX_COUNTERS - VPERF_FIXED_SLOTS);
 	}
-	s = free;
-	old = vperf_slots[s].desc;
+	old_ev = s < vperf_nr_prog ? vperf_prog[s] : VPERF_EV_NONE;
+	old_nr = vperf_nr_prog;
 	spin_lock_irqsave(&vperf_slots_spin, flags);
-	vperf_slots[s].desc = *d;
-	memset(vperf_slots[s].desc.name, 0, sizeof(d->name));
+	vperf_evtab[e].desc = *d;
+	memset(vperf_evtab[e].desc.name, 0, sizeof(d->name));
 	if (d->source != VPERF_SRC_EXITS)
-		strscpy(vperf_slots[s].desc.name, d->name, sizeof(d->name));
-	vperf_slots[s].own_hc = vperf_desc_counts_hc(d);
-	if (s == vperf_nr_slots)
-		vperf_nr_slots++;
+		strscpy(vperf_evtab[e].desc.name, d->name, sizeof(d->name));
+	vperf_evtab[e].own_hc = vperf_desc_counts_hc(d);
+	atomic_set(&vperf_evtab[e].users, 0);
+	vperf_prog[s] = e;
+	if (s >= vperf_nr_prog)
+		vperf_nr_prog = s + 1;
 	spin_unlock_irqrestore(&vperf_slots_spin, flags);
 
-	ret = vperf_reprogram(scratch, s);
+	ret = vperf_reprogram(scratch);
 	if (ret) {
-		/* the host refused it (the same on every vCPU): the slot as it was */
+		/* the host refused it (the same on every vCPU): the slots as they were */
 		spin_lock_irqsave(&vperf_slots_spin, flags);
-		vperf_slots[s].desc = old;
-		vperf_slots[s].own_hc = vperf_desc_counts_hc(&old);
-		if (s == vperf_nr_slots - 1 && !old.source)
-			vperf_nr_slots--;
+		memset(&vperf_evtab[e].desc, 0, sizeof(vperf_evtab[e].desc));
+		vperf_prog[s] = old_ev;
+		vperf_nr_prog = old_nr;
 		spin_unlock_irqrestore(&vperf_slots_spin, flags);
-		vperf_reprogram(scratch, s);
+		vperf_reprogram(scratch);
 		return ret;
 	}
-	atomic_set(&vperf_slots[s].users, 1);
-	return s;
+	atomic_set(&vperf_evtab[e].users, 1);
+	if (old_ev != VPERF_EV_NONE && atomic_read(&vperf_evtab[old_ev].users))
+		mod_delayed_work(system_wq, &vperf_rotate_work, msecs_to_jiffies(max(mux_ms, 4u)));
+	return e;
 }
 
 int vperf_slots_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *bad)
@@ -790,7 +843,7 @@ int vperf_slots_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *ba
 		return -ENOMEM;
 	mutex_lock(&vperf_slots_lock);
 	for (i = 0; i < n; i++) {
-		ret = vperf_slot_claim(&ev[i], scratch);
+		ret = vperf_event_claim(&ev[i], scratch);
 		if (ret < 0) {
 			*bad = i;
 			vperf_slots_put(slots, i);
@@ -804,70 +857,91 @@ int vperf_slots_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *ba
 	return ret;
 }
 
-/* Any context: more users of slots already claimed (an inherited context). */
-void vperf_slots_hold(const u8 *slots, u32 n)
+/*
+ * Under vperf_slots_lock: the live events onto the slots (all of them, or
+ * with more than the 13 rotating slots hold, the window at the cursor, which
+ * `advance` moves on) and every vCPU reprogrammed.  True while events take
+ * turns.
+ */
+static bool vperf_slots_assign(bool advance)
+{
+	const u32 nrot = VPERF_MAX_COUNTERS - VPERF_FIXED_SLOTS;
+	struct vperf_event_desc *scratch;
+	u8 ids[VPERF_MAX_EVENTS];
+	unsigned long flags;
+	u32 n, i;
+
+	n = vperf_events_live(ids);
+	spin_lock_irqsave(&vperf_slots_spin, flags);
+	if (n > nrot && advance)
+		vperf_rot_cursor = (vperf_rot_cursor + nrot) % n;
+	for (i = 0; i < nrot; i++)
+		vperf_prog[VPERF_FIXED_SLOTS + i] = i < n ? ids[(n > nrot ? vperf_rot_cursor + i : i) % n] :
+							    VPERF_EV_NONE;
+	vperf_nr_prog = VPERF_FIXED_SLOTS + min(n, nrot);
+	spin_unlock_irqrestore(&vperf_slots_spin, flags);
+	scratch = kcalloc(VPERF_MAX_COUNTERS, sizeof(*scratch), GFP_KERNEL);
+	/* without memory they stay as they were: that costs turns, not counts */
+	if (scratch && vperf_reprogram(scratch))
+		pr_warn_ratelimited(VPERF_PR_PREFIX "reprogramming the vCPUs' counters failed\n");
+	kfree(scratch);
+	return n > nrot;
+}
+
+/* More live events than slots: the next window takes its turn, again in mux_ms while that lasts. */
+static void vperf_rotate_fn(struct work_struct *work)
+{
+	mutex_lock(&vperf_slots_lock);
+	if (vperf_slots_assign(true))
+		mod_delayed_work(system_wq, &vperf_rotate_work, msecs_to_jiffies(max(mux_ms, 4u)));
+	mutex_unlock(&vperf_slots_lock);
+}
+
+/* Any context: more users of events already claimed (an inherited context). */
+void vperf_slots_hold(const u8 *ev, u32 n)
 {
 	u32 i;
 
 	for (i = 0; i < n; i++)
-		atomic_inc(&vperf_slots[slots[i]].users);
+		atomic_inc(&vperf_evtab[ev[i]].users);
 }
 
 /*
- * Slots nobody counts any more leave the vCPUs (a work item: reprogramming
+ * Events nobody counts any more leave the vCPUs (a work item: reprogramming
  * sleeps), because every counter costs the host a read at each page update
- * (at every switch of a monitored thread, at every overflow).  Trailing
- * ones go; one between live slots keeps its place but counts exits (all),
- * the cheapest source, until an event needs it.
+ * (at every switch of a monitored thread, at every overflow).
  */
 static void vperf_slots_trim_fn(struct work_struct *work)
 {
-	struct vperf_event_desc *scratch;
 	unsigned long flags;
-	bool changed = false;
-	u32 s;
+	bool freed = false;
+	u32 e;
 
-	scratch = kcalloc(VPERF_MAX_COUNTERS, sizeof(*scratch), GFP_KERNEL);
-	if (!scratch)
-		return;		/* they stay programmed: costs time, not counts */
 	mutex_lock(&vperf_slots_lock);
 	spin_lock_irqsave(&vperf_slots_spin, flags);
-	for (s = VPERF_FIXED_SLOTS; s < vperf_nr_slots; s++) {
-		struct vperf_slot *sl = &vperf_slots[s];
-
-		if (atomic_read(&sl->users) || (sl->desc.source == VPERF_SRC_EXITS &&
-						sl->desc.arg == ~0ull))
+	for (e = VPERF_FIXED_SLOTS; e < VPERF_MAX_EVENTS; e++) {
+		if (!vperf_evtab[e].desc.source || atomic_read(&vperf_evtab[e].users))
 			continue;
-		memset(&sl->desc, 0, sizeof(sl->desc));
-		sl->desc.source = VPERF_SRC_EXITS;
-		sl->desc.arg = ~0ull;
-		sl->own_hc = false;	/* nobody reads it */
-		changed = true;
-	}
-	while (vperf_nr_slots > VPERF_FIXED_SLOTS &&
-	       !atomic_read(&vperf_slots[vperf_nr_slots - 1].users)) {
-		memset(&vperf_slots[vperf_nr_slots - 1].desc, 0, sizeof(struct vperf_event_desc));
-		vperf_nr_slots--;
-		changed = true;
+		memset(&vperf_evtab[e].desc, 0, sizeof(vperf_evtab[e].desc));
+		freed = true;
 	}
 	spin_unlock_irqrestore(&vperf_slots_spin, flags);
-	if (changed && vperf_reprogram(scratch, VPERF_MAX_COUNTERS))
-		pr_warn(VPERF_PR_PREFIX "reprogramming the vCPUs without unused counters failed\n");
+	if (freed && vperf_slots_assign(false))
+		mod_delayed_work(system_wq, &vperf_rotate_work, msecs_to_jiffies(max(mux_ms, 4u)));
 	mutex_unlock(&vperf_slots_lock);
-	kfree(scratch);
 }
 
-/* Any context: the last user of a slot has the vCPUs trimmed (vperf_slots_trim_fn). */
-void vperf_slots_put(const u8 *slots, u32 n)
+/* Any context: the last user of an event has the vCPUs trimmed (vperf_slots_trim_fn). */
+void vperf_slots_put(const u8 *ev, u32 n)
 {
 	bool idle = false;
 	u32 i;
 
 	for (i = 0; i < n; i++) {
-		int left = atomic_dec_return(&vperf_slots[slots[i]].users);
+		int left = atomic_dec_return(&vperf_evtab[ev[i]].users);
 
 		WARN_ON_ONCE(left < 0);
-		idle |= !left && slots[i] >= VPERF_FIXED_SLOTS;
+		idle |= !left && ev[i] >= VPERF_FIXED_SLOTS;
 	}
 	if (idle)
 		schedule_work(&vperf_slots_trim_work);
@@ -878,16 +952,19 @@ static void vperf_slots_init(void)
 	u32 i;
 
 	for (i = 0; i < VPERF_FIXED_SLOTS; i++) {
-		struct vperf_event_desc *d = &vperf_slots[i].desc;
+		struct vperf_event_desc *d = &vperf_evtab[i].desc;
 
 		memset(d, 0, sizeof(*d));
 		d->source = vperf_counter_defs[i].source;
 		d->arg = vperf_counter_defs[i].arg;
 		strscpy(d->name, vperf_counter_defs[i].event, sizeof(d->name));
-		vperf_slots[i].own_hc = vperf_desc_counts_hc(d);
-		atomic_set(&vperf_slots[i].users, 1);	/* never taken away */
+		vperf_evtab[i].own_hc = vperf_desc_counts_hc(d);
+		atomic_set(&vperf_evtab[i].users, 1);	/* never taken away */
+		vperf_prog[i] = i;
 	}
-	vperf_nr_slots = VPERF_FIXED_SLOTS;
+	for (; i < VPERF_MAX_COUNTERS; i++)
+		vperf_prog[i] = VPERF_EV_NONE;
+	vperf_nr_prog = VPERF_FIXED_SLOTS;
 }
 
 /* VPERF_IOC_EVENT_INFO: the host's event list, one entry per call. */

@@ -94,7 +94,8 @@ struct vperf_thread {
 	char comm[TASK_COMM_LEN];	/* the name when it finished */
 	int base_cpu;			/* CPU of base[], -1: none */
 	u32 nr;				/* the context's counters (events) */
-	u8 slot[VPERF_THREAD_MAX_COUNTERS];	/* the vCPU counter slot of each; one user reference */
+	u8 slot[VPERF_THREAD_MAX_COUNTERS];	/* the event (pv.c's id) of each; one user reference */
+	u8 base_slot[VPERF_THREAD_MAX_COUNTERS];	/* the vCPU slot counting it at the base, or none */
 	u64 base_host_ns;		/* host time of base[] */
 	u64 base_guest_ns;		/* local_clock() at base[] */
 	u64 base_sched_ns;		/* the task's se.sum_exec_runtime at base[] */
@@ -174,10 +175,20 @@ static void vperf_thread_account(struct vperf_thread *t, const struct vperf_snap
 	WRITE_ONCE(tp->seq, tp->seq + 1);
 	smp_wmb();
 	for (i = 0; i < t->nr; i++) {
-		const struct vperf_counter_value *b = &t->base[i], *now = &snap->v[t->slot[i]];
+		const struct vperf_counter_value *b = &t->base[i], *now;
+		u8 s = t->base_slot[i];
 
-		if (t->slot[i] >= snap->nr)
-			continue;	/* the host lost the counter (someone else's COUNTERS_SET) */
+		if (s >= snap->nr || snap->ev[s] != t->slot[i]) {
+			/*
+			 * Not on a slot during the slice (its turn comes later:
+			 * multiplexed), or the host lost the counter: enabled,
+			 * not running, no count.
+			 */
+			if (host_ns >= t->base_host_ns)
+				tp->counters[i].enabled += host_ns - t->base_host_ns;
+			continue;
+		}
+		now = &snap->v[s];
 		/*
 		 * Slots carry their counts across reprogramming (pv.c), so they
 		 * never go back; value is modulo 2^64 (the own-exit correction).
@@ -212,7 +223,7 @@ static void vperf_thread_set_base(struct vperf_thread *t, const struct vperf_sna
 {
 	struct vperf_thread_page *tp = t->tp;
 	struct task_struct *task;
-	u32 i;
+	u32 i, valid;
 
 	/* odd first: an overflow NMI here (vperf_thread_overflow) must not use a half-copied base */
 	WRITE_ONCE(tp->seq, tp->seq + 1);
@@ -221,17 +232,33 @@ static void vperf_thread_set_base(struct vperf_thread *t, const struct vperf_sna
 	t->base_guest_ns = local_clock();
 	task = READ_ONCE(t->task);	/* as in vperf_thread_account() */
 	t->base_sched_ns = task ? task->se.sum_exec_runtime : 0;
-	for (i = 0; i < t->nr; i++)
-		t->base[i] = t->slot[i] < snap->nr ? snap->v[t->slot[i]] :
-			     (struct vperf_counter_value){ 0 };
+	valid = 1;
+	for (i = 0; i < t->nr; i++) {
+		u8 s;
+
+		/* the slot counting its event on this CPU now, if it has one (multiplexing) */
+		for (s = 0; s < snap->nr && snap->ev[s] != t->slot[i]; s++)
+			;
+		if (s == snap->nr) {
+			t->base_slot[i] = VPERF_SLOT_NONE;
+			t->base[i] = (struct vperf_counter_value){ 0 };
+			tp->base[i] = 0;
+			tp->slot[i] = VPERF_SLOT_NONE;
+			valid = 0;	/* the doorbell cannot read it now: THREAD_READ */
+			continue;
+		}
+		t->base_slot[i] = s;
+		t->base[i] = snap->v[s];
+		/*
+		 * Published for the doorbell read, under seq (the thread is
+		 * not in user mode now), in the doorbell's terms: the host's
+		 * raw value, at slot s.
+		 */
+		tp->base[i] = t->base[i].value - snap->adj[s];
+		tp->slot[i] = s;
+	}
 	t->base_cpu = smp_processor_id();
-	/*
-	 * Published for the doorbell read, under seq (the thread is not in
-	 * user mode now), in the doorbell's terms: the host's raw value.
-	 */
-	for (i = 0; i < t->nr; i++)
-		tp->base[i] = t->slot[i] < snap->nr ? t->base[i].value - snap->adj[t->slot[i]] : 0;
-	tp->base_valid = 1;
+	tp->base_valid = valid;
 	smp_wmb();
 	WRITE_ONCE(tp->seq, tp->seq + 1);
 }
@@ -288,26 +315,25 @@ static void vperf_thread_set_base_guest(struct vperf_thread *t)
 }
 
 /*
- * The reprogramming IPI (pv.c), on each CPU after a COUNTERS_SET: the
- * counts went on (carry), but the host's raw values restarted, so the
- * running thread's doorbell base is published again in the new terms.
+ * The reprogramming IPI (pv.c), on each CPU around its COUNTERS_SET: the
+ * running thread's slice ends with the slots as they were (before) and a
+ * new one starts with the slots as they are (after), so that an event that
+ * lost or gained a slot counts exactly while it had one.  Interrupts are
+ * off; every other base and account of this CPU happens with interrupts
+ * off too, so none is half done here.
  */
-void vperf_thread_republish(const struct vperf_snap *snap)
+void vperf_thread_rebase(const struct vperf_snap *before, const struct vperf_snap *after)
 {
-	struct vperf_thread_page *tp;
 	struct vperf_thread *t;
-	u32 i;
 
 	rcu_read_lock();
 	t = vperf_thread_find(current);
-	if (t && t->base_cpu == (int)smp_processor_id() && t->tp->base_valid) {
-		tp = t->tp;
-		WRITE_ONCE(tp->seq, tp->seq + 1);
-		smp_wmb();
-		for (i = 0; i < t->nr; i++)
-			tp->base[i] = t->slot[i] < snap->nr ? t->base[i].value - snap->adj[t->slot[i]] : 0;
-		smp_wmb();
-		WRITE_ONCE(tp->seq, tp->seq + 1);
+	if (t && !t->guest && t->base_cpu == (int)smp_processor_id()) {
+		if (before)
+			vperf_thread_account(t, before);
+		else
+			vperf_thread_invalidate(t);
+		vperf_thread_set_base(t, after);
 	}
 	rcu_read_unlock();
 }
@@ -413,7 +439,8 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 	t->guest = ce->guest;
 	t->nr_slots = ce->guest ? 0 : ce->nr;
 	memcpy(t->slot, ce->slot, ce->nr);
-	memcpy(t->tp->slot, ce->slot, ce->nr);
+	memset(t->tp->slot, VPERF_SLOT_NONE, sizeof(t->tp->slot));	/* set with each base */
+	memset(t->base_slot, VPERF_SLOT_NONE, sizeof(t->base_slot));
 	memcpy(t->kind, ce->kind, ce->nr);
 	t->flags = flags;
 	t->base_cpu = -1;
@@ -475,13 +502,18 @@ static void vperf_thread_resample(struct vperf_thread *t, bool again)
 			vperf_thread_set_base_guest(t);
 		return;
 	}
+	unsigned long flags;
+
+	/* interrupts off: a reprogramming IPI must not rebase between the snapshot and its use */
+	local_irq_save(flags);
 	if (vperf_snapshot(&snap)) {
 		vperf_thread_invalidate(t);
-		return;
+	} else {
+		vperf_thread_account(t, &snap);
+		if (again)
+			vperf_thread_set_base(t, &snap);
 	}
-	vperf_thread_account(t, &snap);
-	if (again)
-		vperf_thread_set_base(t, &snap);
+	local_irq_restore(flags);
 }
 
 /* sched_process_exit: the exiting thread (current) ends its context.  Never sleeps. */
@@ -622,8 +654,8 @@ void vperf_thread_overflow(struct pt_regs *regs, const struct vperf_vcpu_page *v
 	if (!(seq & 1) && t->base_cpu == (int)smp_processor_id()) {
 		vperf_snap_page(vp, &snap);	/* nr 0: the NMI hit a reprogramming */
 		for (i = 0; i < t->nr && snap.nr; i++)
-			values[i] = tp->counters[i].value + (t->slot[i] < snap.nr ?
-				    snap.v[t->slot[i]].value - t->base[i].value : 0);
+			values[i] = tp->counters[i].value + (t->base_slot[i] < snap.nr ?
+				    snap.v[t->base_slot[i]].value - t->base[i].value : 0);
 		nr = snap.nr ? t->nr : 0;
 	}
 	/* into this vCPU's trace ring too, while tracing is on (trace.c) */
@@ -822,7 +854,8 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	struct vperf_thread_start ks;
 	struct vperf_thread *t;
 	struct vperf_snap snap;
-	u32 usize, bad = ~0u, i;
+	unsigned long irqflags;
+	u32 usize, bad = ~0u;
 	int ret;
 
 	if (get_user(usize, (u32 __user *)uarg))
@@ -887,8 +920,11 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 			goto discard;
 	}
 
-	/* Preemption is off from here to the insertion: the base is this CPU's. */
-	spin_lock(&vperf_threads_lock);
+	/*
+	 * Interrupts are off from here to the insertion: the base is this
+	 * CPU's, and no reprogramming IPI comes between it and the link.
+	 */
+	spin_lock_irqsave(&vperf_threads_lock, irqflags);
 	if (vperf_thread_find(task)) {
 		ret = -EBUSY;
 		goto unlock;
@@ -912,18 +948,11 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 		ret = vperf_snapshot(&snap);
 		if (ret)
 			goto unlock;
-		for (i = 0; i < ce.nr; i++) {
-			if (ce.slot[i] >= snap.nr) {
-				/* Someone else replaced this vCPU's counters. */
-				ret = -ENODEV;
-				goto unlock;
-			}
-		}
 		vperf_thread_set_base(t, &snap);
 	}
 	/* Another thread: its base comes at its next switch-in. */
 	vperf_thread_link(vf, t);
-	spin_unlock(&vperf_threads_lock);
+	spin_unlock_irqrestore(&vperf_threads_lock, irqflags);
 	put_task_struct(task);
 
 	/* the out fields; the caller's in fields stay as they were */
@@ -937,7 +966,7 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	return 0;
 
 unlock:
-	spin_unlock(&vperf_threads_lock);
+	spin_unlock_irqrestore(&vperf_threads_lock, irqflags);
 	if (ks.flags & VPERF_THREAD_SAMPLE)
 		vperf_sampling_put();
 discard:

@@ -69,6 +69,8 @@ static inline s64 vperf_hc(u32 op, u64 a0, u64 a1, u64 a2, u64 a3)
  */
 #define VPERF_FIXED_SLOTS	3
 #define VPERF_SLOT_NONE		0xff
+#define VPERF_MAX_EVENTS	64	/* distinct events of live contexts, on all vCPUs */
+#define VPERF_EV_NONE		0xff
 
 /*
  * The fixed slots' events, in index order (enum vperf_thread_counter_index):
@@ -87,6 +89,7 @@ extern const struct vperf_counter_def vperf_counter_defs[VPERF_NR_COUNTERS];
 /* One SNAPSHOT of this CPU: values with the module's own exits taken out. */
 struct vperf_snap {
 	u32 nr;				/* slots programmed on this CPU */
+	u8 ev[VPERF_MAX_COUNTERS];	/* the event each slot counted */
 	u64 host_ns;
 	struct vperf_counter_value v[VPERF_MAX_COUNTERS];
 	u64 adj[VPERF_MAX_COUNTERS];	/* v[s].value - the page's raw value */
@@ -102,7 +105,7 @@ int vperf_pages_init(void);
 void vperf_pages_exit(void);
 int vperf_snapshot(struct vperf_snap *snap);	/* interrupts or preemption off */
 void vperf_snap_page(const struct vperf_vcpu_page *vp, struct vperf_snap *snap);	/* NMI */
-/* slots: claim (process context, may reprogram every vCPU), hold more users (any context), release */
+/* events (ids): claim (process context, may reprogram every vCPU), hold more users (any context), release */
 int vperf_slots_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *bad);
 void vperf_slots_hold(const u8 *slots, u32 n);
 void vperf_slots_put(const u8 *slots, u32 n);
@@ -132,7 +135,7 @@ void vperf_threads_exit(void);
 int vperf_threads_count(void);
 void vperf_thread_overflow(struct pt_regs *regs, const struct vperf_vcpu_page *vp);	/* NMI */
 void vperf_sampling_sync(void);		/* the pending sample signals are sent */
-void vperf_thread_republish(const struct vperf_snap *snap);	/* reprogramming IPI */
+void vperf_thread_rebase(const struct vperf_snap *before, const struct vperf_snap *after);	/* IPI */
 int vperf_thread_open(struct file *file);
 void vperf_thread_release(struct file *file);
 long vperf_ioctl_thread_start(struct file *file, void __user *uarg);

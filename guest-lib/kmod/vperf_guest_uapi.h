@@ -283,8 +283,9 @@ _Static_assert(sizeof(struct vperf_thread_list) == VPERF_THREAD_LIST_SIZE_VER0,
  * (on any file); ESRCH no such thread, or one that is exiting; EACCES the paranoid setting forbids
  * it; ENODEV no vCPU counters here; ENOENT no context of the calling thread
  * on this file (READ, STOP, mmap).  For an event (bad_event says which): E2BIG more than
- * VPERF_THREAD_MAX_COUNTERS; ENOSPC the vCPUs' VPERF_MAX_COUNTERS (16) slots are taken by
- * other live contexts' events; the host's refusals as in docs/abi.md 2.3: ENOENT an unknown
+ * VPERF_THREAD_MAX_COUNTERS; ENOSPC the module follows 64 distinct events for the live contexts
+ * already (the vCPUs count 16 at once, and take turns beyond: counts then have running <
+ * enabled, to be scaled); the host's refusals as in docs/abi.md 2.3: ENOENT an unknown
  * name, ENODEV not countable on this host (a hardware event without a host PMU), EPERM
  * the host's allowlist refuses it.
  */

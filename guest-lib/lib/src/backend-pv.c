@@ -546,8 +546,9 @@ static int event_fail(struct vperf_evset *es, int err, int k)
 					"vperf::' in this guest shows what it offers)", name);
 		break;
 	case ENOSPC:
-		ret = vperf__evset_fail(es, err, "'%s' cannot be counted now: the vCPUs' %d counter "
-					"slots are all taken by other live contexts' events", name,
+		ret = vperf__evset_fail(es, err, "'%s' cannot be counted now: vperf_guest.ko "
+					"already follows 64 distinct events for the live contexts "
+					"(the vCPUs count %d at once and take turns beyond)", name,
 					VPERF_MAX_COUNTERS);
 		break;
 	case E2BIG:

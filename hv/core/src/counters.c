@@ -272,6 +272,7 @@ int hv_counter_open(struct hv_vcpu *v, struct hv_counter *c, const struct vperf_
 	c->fd = -1;
 	if (d->flags || !memchr(d->name, '\0', sizeof(d->name)))
 		return -VPERF_EINVAL;
+	c->desc = *d;
 	memcpy(name, d->name, sizeof(name));
 
 	switch (d->source) {
@@ -336,6 +337,33 @@ void hv_counter_close(struct hv_counter *c)
 	c->period = c->eff_period = 0;
 }
 
+int hv_counter_rebase(struct hv_vcpu *v, const struct hv_counter *c, struct hv_counter *next)
+{
+	*next = *c;
+	next->set_ns = hv_now_ns();
+	if (c->kind == SRC_HW || c->kind == SRC_SW) {
+		uint64_t buf[3];
+
+		if (read(c->fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			return -VPERF_ENODEV;
+		memcpy(next->pbase, buf, sizeof(buf));
+		return 0;
+	}
+	return raw_read(v, next, &next->base);
+}
+
+void hv_counter_restart(struct hv_vcpu *v, struct hv_counter *c, const struct hv_counter *next)
+{
+	if (c->period)
+		hv_counter_set_period(v, c, 0);	/* off, as a new counter; cannot fail for 0 */
+	c->base = next->base;
+	memcpy(c->pbase, next->pbase, sizeof(c->pbase));
+	c->set_ns = next->set_ns;
+	c->period = c->eff_period = 0;
+	c->taken_streak = 0;
+	c->next = 0;
+}
+
 int hv_counter_read(struct hv_vcpu *v, struct hv_counter *c, struct vperf_counter_value *out)
 {
 	uint64_t raw;
@@ -346,9 +374,9 @@ int hv_counter_read(struct hv_vcpu *v, struct hv_counter *c, struct vperf_counte
 
 		if (read(c->fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
 			return -VPERF_ENODEV;
-		out->value = buf[0];
-		out->enabled = buf[1];
-		out->running = buf[2];
+		out->value = buf[0] >= c->pbase[0] ? buf[0] - c->pbase[0] : 0;
+		out->enabled = buf[1] >= c->pbase[1] ? buf[1] - c->pbase[1] : 0;
+		out->running = buf[2] >= c->pbase[2] ? buf[2] - c->pbase[2] : 0;
 		return 0;
 	}
 	ret = raw_read(v, c, &raw);

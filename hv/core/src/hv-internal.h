@@ -28,7 +28,9 @@ struct hv_counter {
 	int fd;				/* SRC_HW / SRC_SW: perf event */
 	uint32_t kvm_offset;		/* SRC_KVM: byte offset in the stats fd */
 	uint32_t exit_reason;		/* SRC_EXITS: reason or UINT32_MAX */
+	struct vperf_event_desc desc;	/* as the guest asked for it (copy) */
 	uint64_t base;			/* raw value at COUNTERS_SET */
+	uint64_t pbase[3];		/* SRC_HW/SW: value, enabled, running at COUNTERS_SET */
 	uint64_t set_ns;		/* CLOCK_MONOTONIC at COUNTERS_SET */
 	uint64_t period;		/* overflow period the guest set, 0: off */
 	uint64_t eff_period;		/* the period in force: >= period when throttled */
@@ -86,6 +88,14 @@ struct vperf_hv {
 int hv_counter_open(struct hv_vcpu *v, struct hv_counter *c,
 		    const struct vperf_event_desc *d);
 void hv_counter_close(struct hv_counter *c);
+/*
+ * Where c, already open, would count from now on: its bases (into *next,
+ * c unchanged), or -VPERF_E*.  hv_counter_restart() then makes them c's,
+ * with overflow off: a counter COUNTERS_SET keeps counts from 0 like a new
+ * one, without reopening it (reopening costs the host syscalls per event).
+ */
+int hv_counter_rebase(struct hv_vcpu *v, const struct hv_counter *c, struct hv_counter *next);
+void hv_counter_restart(struct hv_vcpu *v, struct hv_counter *c, const struct hv_counter *next);
 /* Current count since COUNTERS_SET, with enabled/running ns. */
 int hv_counter_read(struct hv_vcpu *v, struct hv_counter *c, struct vperf_counter_value *out);
 int hv_counter_set_period(struct hv_vcpu *v, struct hv_counter *c, uint64_t period);

@@ -332,11 +332,23 @@ static int64_t hc_page_register(struct hv_vcpu *v, uint64_t gpa)
 	return ret;
 }
 
+/* Does counter c count what d asks for (COUNTERS_SET may keep it open)? */
+static bool counter_is(const struct hv_counter *c, const struct vperf_event_desc *d)
+{
+	if (c->kind == SRC_NONE || c->desc.source != d->source || c->desc.flags != d->flags)
+		return false;
+	if (d->source == VPERF_SRC_EXITS)
+		return c->desc.arg == d->arg;
+	return !strncmp(c->desc.name, d->name, sizeof(d->name));
+}
+
 static int64_t hc_counters_set(struct hv_vcpu *v, uint64_t gpa, uint64_t n)
 {
 	struct vperf_hv *hv = v->hv;
 	struct vperf_event_desc descs[VPERF_MAX_COUNTERS];
 	struct hv_counter fresh[VPERF_MAX_COUNTERS];
+	int from[VPERF_MAX_COUNTERS];	/* the old counter a new one keeps, -1: opened */
+	bool kept[VPERF_MAX_COUNTERS] = { false };
 	const void *src;
 	int ret = 0;
 
@@ -349,17 +361,48 @@ static int64_t hc_counters_set(struct hv_vcpu *v, uint64_t gpa, uint64_t n)
 		/* One copy, then only the copy: the guest may change its memory. */
 		memcpy(descs, src, n * sizeof(descs[0]));
 	}
-	for (uint64_t i = 0; i < VPERF_MAX_COUNTERS; i++)
+	for (uint64_t i = 0; i < VPERF_MAX_COUNTERS; i++) {
 		fresh[i].fd = -1;
+		from[i] = -1;
+	}
+	/*
+	 * An event the vCPU counts already keeps its counter (rebased: it
+	 * counts from now, as a new one would); the others are opened.
+	 * Nothing changes until every one of them is ready.
+	 */
 	for (uint64_t i = 0; i < n; i++) {
-		ret = hv_counter_open(v, &fresh[i], &descs[i]);
+		for (int j = 0; j < v->nr_counters && descs[i].flags == 0 &&
+				memchr(descs[i].name, '\0', sizeof(descs[i].name)); j++) {
+			if (!kept[j] && counter_is(&v->counters[j], &descs[i])) {
+				kept[j] = true;
+				from[i] = j;
+				break;
+			}
+		}
+		ret = from[i] >= 0 ? hv_counter_rebase(v, &v->counters[from[i]], &fresh[i]) :
+				     hv_counter_open(v, &fresh[i], &descs[i]);
 		if (ret) {
-			for (uint64_t k = 0; k < i; k++)
-				hv_counter_close(&fresh[k]);
+			for (uint64_t k = 0; k <= i; k++)
+				if (from[k] < 0)
+					hv_counter_close(&fresh[k]);
 			return ret;
 		}
 	}
-	counters_clear(v);
+	for (int j = 0; j < v->nr_counters; j++) {
+		if (kept[j])
+			continue;
+		hv_counter_close(&v->counters[j]);
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		if (from[i] < 0)
+			continue;
+		hv_counter_restart(v, &v->counters[from[i]], &fresh[i]);
+		fresh[i] = v->counters[from[i]];	/* the open counter moves to slot i */
+	}
+	v->overflow_status = 0;
+	v->nmi_bits = 0;
+	v->held = 0;
+	atomic_store(&v->pending, 0);
 	memcpy(v->counters, fresh, sizeof(fresh));
 	v->nr_counters = (int)n;
 	page_update(v);

@@ -222,6 +222,54 @@ static void exits_counter_counts_exactly(void **state)
 	assert_int_equal(page(f)->seq % 2, 0);
 }
 
+/*
+ * COUNTERS_SET again: an event the vCPU counts already keeps its counter
+ * (the same perf event, not reopened: reopening costs the host syscalls per
+ * event, and vperf_guest.ko reprograms to take turns) but counts from 0
+ * like a new one, wherever it lands in the new list; the others open.
+ */
+static void counters_set_keeps_unchanged_counters_but_restarts_them(void **state)
+{
+	struct fixture *f = *state;
+	struct hv_vcpu *v = &f->hv->vcpus[0];
+	int fd;
+
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_PERF, 0, "task-clock");
+	put_desc(f, DESC_GPA, 1, VPERF_SRC_EXITS, UINT64_MAX, "");
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 2), 0);
+	fd = v->counters[0].fd;
+	assert_true(fd >= 0);
+	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 1, 10, 0), 0);
+	f->vm.exits[0] += 7;
+	for (volatile int i = 0; i < 3000000; i++)	/* task-clock advances */
+		;
+	assert_int_equal(hc(f, 0, VPERF_HC_SNAPSHOT, 0, 0), 0);
+	assert_int_equal(page(f)->counters[1].value, 7);
+	assert_true(page(f)->counters[0].value > 0);
+	/* the same two, swapped, and steal */
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_EXITS, UINT64_MAX, "");
+	put_desc(f, DESC_GPA, 1, VPERF_SRC_STEAL, 0, "steal");
+	put_desc(f, DESC_GPA, 2, VPERF_SRC_PERF, 0, "task-clock");
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 3), 0);
+	assert_int_equal(v->counters[2].fd, fd);		/* kept, not reopened */
+	assert_int_equal(v->counters[0].period, 0);		/* overflow off, as a new counter's */
+	assert_int_equal(page(f)->counters[0].value, 0);	/* from 0 again */
+	assert_true(page(f)->counters[2].value < 1000000);	/* task-clock too: ns since this call */
+	assert_true(page(f)->counters[2].enabled < 1000000);
+	f->vm.exits[0] += 3;
+	assert_int_equal(hc(f, 0, VPERF_HC_SNAPSHOT, 0, 0), 0);
+	assert_int_equal(page(f)->counters[0].value, 3);
+	/* a refused list changes nothing: the kept counter still counts from the last set */
+	put_desc(f, DESC_GPA, 1, VPERF_SRC_PERF, 0, "no-such-event-anywhere");
+	assert_true(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 3) < 0);
+	f->vm.exits[0] += 2;
+	assert_int_equal(hc(f, 0, VPERF_HC_SNAPSHOT, 0, 0), 0);
+	assert_int_equal(page(f)->nr_counters, 3);
+	assert_int_equal(page(f)->counters[0].value, 5);
+	assert_int_equal(v->counters[2].fd, fd);
+}
+
 static void doorbell_loads_read_counters_now_and_refuse_the_rest(void **state)
 {
 	struct fixture *f = *state;
@@ -1161,6 +1209,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(pages_and_rings_may_not_overlap, setup, teardown),
 		cmocka_unit_test_setup_teardown(counters_set_validates_every_descriptor, setup, teardown),
 		cmocka_unit_test_setup_teardown(exits_counter_counts_exactly, setup, teardown),
+		cmocka_unit_test_setup_teardown(counters_set_keeps_unchanged_counters_but_restarts_them, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(doorbell_loads_read_counters_now_and_refuse_the_rest, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(task_clock_counter_tracks_thread_cpu_time, setup, teardown),

@@ -1118,6 +1118,159 @@ static void test_hostcs(void)
 	unpin();
 }
 
+/*
+ * mux: more events live than the vCPUs count at once (3 fixed + 17 others:
+ * 20 on 16 slots): the module rotates them every mux_ms, and a context's counts of
+ * each cover only its turns (running < enabled).  Known answer: a thread
+ * making 20000 port writes counts 7 events alone (no other context: every
+ * event on a slot all the time), then again while two blocked threads hold
+ * contexts of 11 more events; each count-type event's scaled count
+ * (value * enabled / running) within 5% of the one counted alone, in 2 of 3
+ * rounds, and the rotation visible (running < enabled).  A time-type event
+ * varies by ~10% between runs in nested TCG (the vCPU thread's CPU time for
+ * the same writes), so the multiplexed cpu-clock is held against the same
+ * run's task-clock (event 0, on its fixed slot: never multiplexed) instead.
+ */
+#define MUX_WRITES	20000
+#define MUX_M		7
+#define MUX_H		11
+
+static struct vperf_thread_event mux_m[MUX_M], mux_h[MUX_H];
+static int mux_go[2];
+
+static void *mux_holder(void *arg)
+{
+	const struct vperf_thread_event *ev = arg;
+	int bad, ret;
+	char c;
+
+	ret = start_events(ev, ev == mux_h ? 7 : MUX_H - 7, &bad, NULL);
+	if (ret)
+		printf("kmod-thread: mux holder: THREAD_START %s (event %d)\n", strerror(-ret), bad);
+	if (read(mux_go[0], &c, 1) < 0)	/* blocked, the context live, until the pipe closes */
+		return NULL;
+	if (!ret)
+		ioctl(fd, VPERF_IOC_THREAD_STOP);
+	return NULL;
+}
+
+/* The measured run: MUX_M events over MUX_WRITES port writes; counts (raw, enabled, running). */
+static int mux_run(struct vperf_thread_counter *out)
+{
+	const struct vperf_thread_page *pg = NULL;
+	struct vperf_thread_page v0, v1;
+	int bad, ret;
+
+	ret = start_events(mux_m, MUX_M, &bad, &pg);
+	if (ret) {
+		printf("kmod-thread: mux THREAD_START %s (event %d)\n", strerror(-ret), bad);
+		return ret;
+	}
+	ioctl(fd, VPERF_IOC_THREAD_READ);
+	page_read(pg, &v0);
+	for (int i = 0; i < MUX_WRITES; i++)
+		__asm__ __volatile__("outb %%al, $0x80" : : "a"(0));
+	ioctl(fd, VPERF_IOC_THREAD_READ);
+	page_read(pg, &v1);
+	for (int i = 0; i < MUX_M; i++) {
+		out[i].value = v1.counters[i].value - v0.counters[i].value;
+		out[i].enabled = v1.counters[i].enabled - v0.counters[i].enabled;
+		out[i].running = v1.counters[i].running - v0.counters[i].running;
+	}
+	ioctl(fd, VPERF_IOC_THREAD_STOP);
+	munmap((void *)pg, 4096);
+	return 0;
+}
+
+static void test_mux(void)
+{
+	static const char *const measured_stats[] = { "io_exits", "exits", "host_state_reload" };
+	struct vperf_thread_counter ref[MUX_M], mux[MUX_M];
+	struct vperf_event_query q;
+	char what[900], line[1000];
+	int nh = 0, good = 0, rotated = 0;
+
+	pin(0);
+	if (ioperm(0x80, 1, 1)) {
+		check(0, "mux", "ioperm");
+		return;
+	}
+	/* the measured thread's: port writes and what follows them, and the vCPU thread's cpu-clock */
+	ev_set(&mux_m[0], VPERF_SRC_EXITS, 2, "");
+	for (int i = 0; i < 3; i++)
+		ev_set(&mux_m[1 + i], VPERF_SRC_KVM_STAT, 0, measured_stats[i]);
+	ev_set(&mux_m[4], VPERF_SRC_PERF, 0, "cpu-clock");
+	ev_set(&mux_m[5], VPERF_SRC_PERF, 0, "task-clock");	/* fixed: the time reference */
+	ev_set(&mux_m[6], VPERF_SRC_EXITS, 6, "");
+	/* the holders': 11 other KVM statistics the host offers */
+	for (uint32_t n = 0; n < 1000 && nh < MUX_H; n++) {
+		int dup = 0;
+
+		memset(&q, 0, sizeof(q));
+		q.size = sizeof(q);
+		q.index = n;
+		if (ioctl(fd, VPERF_IOC_EVENT_INFO, &q))
+			break;
+		if (q.status || q.event.source != VPERF_SRC_KVM_STAT)
+			continue;
+		for (int i = 0; i < MUX_M; i++)
+			dup |= mux_m[i].source == VPERF_SRC_KVM_STAT && !strcmp(mux_m[i].name, q.event.name);
+		if (!dup && strcmp(q.event.name, "halt_exits"))
+			ev_set(&mux_h[nh++], VPERF_SRC_KVM_STAT, 0, q.event.name);
+	}
+	if (nh < MUX_H) {
+		check(0, "mux", "the host offers fewer than 11 more KVM statistics");
+		return;
+	}
+	quiesce();
+	what[0] = '\0';
+	for (int r = 0; r < 3; r++) {
+		pthread_t th[2];
+		int ok = 1, off = 0;
+
+		if (mux_run(ref))
+			break;
+		if (pipe(mux_go))
+			break;
+		pthread_create(&th[0], NULL, mux_holder, mux_h);
+		pthread_create(&th[1], NULL, mux_holder, mux_h + 7);
+		usleep(100000);	/* both contexts live: 20 events */
+		if (mux_run(mux))
+			break;
+		close(mux_go[1]);
+		pthread_join(th[0], NULL);
+		pthread_join(th[1], NULL);
+		close(mux_go[0]);
+		off = snprintf(what, sizeof(what), "round %d:", r + 1);
+		for (int i = 0; i < MUX_M && off < (int)sizeof(what) - 100; i++) {
+			double scaled = mux[i].running ? (double)mux[i].value * mux[i].enabled / mux[i].running : 0;
+			/* cpu-clock against this run's task-clock; counts against the run alone */
+			double want = i == 4 ? (double)mux[5].value : (double)ref[i].value;
+			double err = want ? (scaled - want) / want : 0;
+
+			/* task-clock (5) is the reference: fixed, never multiplexed; time varies between runs */
+			if (i != 5 && want >= 1000 && (err > 0.05 || err < -0.05))
+				ok = 0;
+			if (i == 5 && mux[i].running != mux[i].enabled)
+				ok = 0;
+			rotated |= mux[i].running < mux[i].enabled;
+			off += snprintf(what + off, sizeof(what) - off, " %s%s%llu: %s %llu, shared %.0f (%llu x %.3f, %+.1f%%);",
+					mux_m[i].source == VPERF_SRC_EXITS ? "exits:" : "", mux_m[i].name,
+					(unsigned long long)mux_m[i].arg, i == 4 ? "its task-clock" : "alone",
+					(unsigned long long)want, scaled,
+					(unsigned long long)mux[i].value,
+					mux[i].running ? (double)mux[i].enabled / mux[i].running : 0, 100 * err);
+		}
+		good += ok;
+		printf("kmod-thread: mux-round %s\n", what);
+	}
+	snprintf(line, sizeof(line), "%d of 3 rounds with every event within 5%% (counts: of the run alone; "
+		 "cpu-clock: of its task-clock), "
+		 "rotated %d (last %.700s)", good, rotated, what);
+	check(good >= 2 && rotated, "mux", line);
+	unpin();
+}
+
 static uint64_t conserve_deadline;	/* CLOCK_MONOTONIC ns */
 
 /*
@@ -2446,6 +2599,8 @@ int main(int argc, char **argv)
 		test_steal_guest();
 	} else if (!strcmp(mode, "hostcs")) {
 		test_hostcs();
+	} else if (!strcmp(mode, "mux")) {
+		test_mux();
 	} else if (!strcmp(mode, "stress")) {
 		test_stress();
 	} else if (!strcmp(mode, "conserve")) {
@@ -2472,7 +2627,7 @@ int main(int argc, char **argv)
 		report_hc(pg, 0);
 		return 0;	/* exits with the context, the mapping and the file */
 	} else {
-		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|stress|conserve|sample|steal|hold [S]|churn MS FILE\n");
+		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|mux|stress|conserve|sample|steal|hold [S]|churn MS FILE\n");
 		return 2;
 	}
 	printf("kmod-thread: %s %s\n", mode, fails ? "FAILED" : "PASSED");
