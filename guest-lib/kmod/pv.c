@@ -750,6 +750,19 @@ static int vperf_desc_check(const struct vperf_event_desc *d)
 	}
 }
 
+static bool vperf_slots_assign(bool advance);
+
+/* Under vperf_slots_lock: is event e on a slot of the vCPUs? */
+static bool vperf_on_slot(u32 e)
+{
+	u32 s;
+
+	for (s = 0; s < vperf_nr_prog; s++)
+		if (vperf_prog[s] == e)
+			return true;
+	return false;
+}
+
 /* Under vperf_slots_lock: live events beyond the fixed ones. */
 static u32 vperf_events_live(u8 *ids)
 {
@@ -775,7 +788,15 @@ static int vperf_event_claim(const struct vperf_event_desc *d, struct vperf_even
 
 	for (e = 0; e < VPERF_MAX_EVENTS; e++) {
 		if (vperf_evtab[e].desc.source && vperf_desc_same(&vperf_evtab[e].desc, d)) {
-			atomic_inc(&vperf_evtab[e].users);
+			/*
+			 * An event nobody counted any more may have lost its slot
+			 * to a newer one before the trim came: live again, it gets
+			 * one back (or its turns).
+			 */
+			if (atomic_inc_return(&vperf_evtab[e].users) == 1 && !vperf_on_slot(e) &&
+			    vperf_slots_assign(false))
+				mod_delayed_work(system_wq, &vperf_rotate_work,
+						 msecs_to_jiffies(max(mux_ms, 4u)));
 			return e;
 		}
 		if (free == VPERF_MAX_EVENTS && !vperf_evtab[e].desc.source)

@@ -101,7 +101,8 @@ struct vperf_thread_page {
 	__u32 version;		/* VPERF_THREAD_PAGE_VERSION */
 	__u32 seq;		/* odd while the kernel writes */
 	__u32 nr;		/* counters in use, <= VPERF_THREAD_MAX_COUNTERS */
-	__u64 switches;		/* time slices accounted (switch-outs, READ, STOP) */
+	__u64 switches;		/* time slices accounted (switch-outs, READ, STOP, and the
+				 * turns of multiplexed events while it ran) */
 	__u64 host_ns;		/* the slices' duration by the host's clock
 				 * (vCPU page host_time_ns deltas) */
 	__u64 guest_ns;		/* the same by the guest's (local_clock()):
