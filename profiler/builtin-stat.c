@@ -506,7 +506,7 @@ static void print_threads(struct stat_ctx *ctx, struct run *r,
 {
 	struct stat_prefix pfx = { .interval = false };
 	struct vperf_count *counts;
-	int n, nr_threads;
+	int n, nr_threads, unreported = -1, nr_unreported = 0;
 	uint64_t lost;
 
 	if (r->target == VPERF_TARGET_THREAD || !r->es) {
@@ -527,6 +527,17 @@ static void print_threads(struct stat_ctx *ctx, struct run *r,
 		if (vperf_evset__read_thread(r->es, i, &pid, &tid, counts,
 					     (size_t)n))
 			continue;
+		/* a perf event the kernel sent no count of for a thread it did not start with */
+		for (int e = 0; e < n && tid != r->pid; e++) {
+			const char *canon = vperf_evset__event_canon(r->es, e);
+			bool none = (counts[e].flags & VPERF_COUNT_NOT_COUNTED) || !counts[e].running;
+
+			if (!none || !canon || !strncmp(canon, "vperf::", 7))
+				continue;
+			if (unreported < 0)
+				unreported = e;
+			nr_unreported += e == unreported;
+		}
 		/* The kernel's record of its name first: it outlives the thread. */
 		pfx.comm = vperf_evset__thread_comm(r->es, i);
 		if (!pfx.comm[0])
@@ -535,6 +546,14 @@ static void print_threads(struct stat_ctx *ctx, struct run *r,
 		print_counts(ctx, &pfx, counts, elapsed_ns);
 	}
 	free(counts);
+	if (unreported >= 0)
+		stat_warn(ctx, "the kernel sent no count of '%s' for %d thread%s "
+			  "(<not counted> above): kernels before a 2025 fix of perf's "
+			  "inherit_stat (Debian 12's 6.1 among them) write none when a "
+			  "thread exits; their counts are in the line of the thread the "
+			  "command started with",
+			  vperf_evset__event_name(r->es, unreported), nr_unreported,
+			  nr_unreported == 1 ? "" : "s");
 	lost = vperf_evset__threads_lost(r->es);
 	if (lost)
 		stat_warn(ctx, "the kernel dropped %llu per-thread records "
