@@ -14,7 +14,11 @@
 #   with 17..21% stolen, 2026-11-23). 2%: kmod runs whose 3% known answers failed lost 6..21%, ones that passed
 #   0..3%; quiet runs (0 s) keep every per-thread error under 2%, the figure the inherit case asserts;
 # - cases failed and an L2 guest of one of them triple-faulted (vperf-vmm's "triple fault (KVM_EXIT_SHUTDOWN)"):
-#   once in CI on 2026-11-23, vCPU 1 of the 2-vCPU boot case, 0.85 s into Linux's boot.
+#   once in CI on 2026-11-23, vCPU 1 of the 2-vCPU boot case, 0.85 s into Linux's boot;
+# - cases failed and an L2 guest of one of them stopped dead where nothing of its own is mapped (vperf-vmm's
+#   timeout dump: no code at the frozen RIP, L1_STATE_AS_L2 below): the first signature of "Freezes", L1's
+#   registers stored as the guest's; once in CI on 2026-11-26, the vmm batch's input case at its first KVM_RUN
+#   (RIP 0xffffffffc068620c, page offset 0x20c as in every such freeze). A hang of ours has its own code there.
 # Each rerun adds a line to reruns.log beside LOG, which scripts/test.sh prints and counts at the end.
 # A failure that is ours shows in both runs. Where vperf-vmm runs directly on hardware virtualization a timeout
 # or a crash is a failure at once.
@@ -26,6 +30,8 @@ case "$STEAL_PCT" in
 '' | *[!0-9]*) echo "ctest-batch: VPERF_BATCH_STEAL_PCT must be a whole percentage, not '$STEAL_PCT'" >&2; exit 2 ;;
 esac
 steal() { awk '$1 == "cpu" { print $9 }' /proc/stat; }
+# vperf-vmm's timeout dump of a vCPU whose RIP has no code mapped (hv/vmm/vcpu.c dump_stuck)
+L1_STATE_AS_L2='vperf-vmm: error: vcpu[0-9]+: code at 0x[0-9a-f]+ \(quadwords from 0x[0-9a-f]+, little-endian\): \(unmapped\) \(unmapped\) \(unmapped\) \(unmapped\)'
 run() {	# run the batch; stolen: the percentage of this machine's CPU time stolen meanwhile
 	local s0 t0 t1
 	s0=$(steal)
@@ -50,6 +56,10 @@ if [ "$nested" = 1 ]; then
 			retry="cases failed while this machine lost $stolen% of its CPU time to steal"
 		elif grep -aq 'triple fault (KVM_EXIT_SHUTDOWN)' "$log"; then
 			retry="cases failed and an L2 guest triple-faulted ($(grep -a -m1 'triple fault (KVM_EXIT_SHUTDOWN)' "$log"))"
+		elif grep -aq 'vperf-vmm: error: timeout: the guest still runs' "$log" &&
+			grep -aqE "$L1_STATE_AS_L2" "$log"; then
+			retry="cases failed and an L2 guest stopped dead with nothing mapped at its RIP ($(
+				grep -a -m1 -oE 'vcpu[0-9]+: code at 0x[0-9a-f]+' "$log"): L1's state stored as its own"
 		fi
 	fi ;;
 	esac
