@@ -845,7 +845,7 @@ static int vperf_event_claim(const struct vperf_event_desc *d, struct vperf_even
 	return e;
 }
 
-int vperf_slots_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *bad)
+int vperf_events_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *bad)
 {
 	struct vperf_event_desc *scratch;
 	u32 i;
@@ -867,7 +867,7 @@ int vperf_slots_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *ba
 		ret = vperf_event_claim(&ev[i], scratch);
 		if (ret < 0) {
 			*bad = i;
-			vperf_slots_put(slots, i);
+			vperf_events_put(slots, i);
 			break;
 		}
 		slots[i] = ret;
@@ -919,7 +919,7 @@ static void vperf_rotate_fn(struct work_struct *work)
 }
 
 /* Any context: more users of events already claimed (an inherited context). */
-void vperf_slots_hold(const u8 *ev, u32 n)
+void vperf_events_hold(const u8 *ev, u32 n)
 {
 	u32 i;
 
@@ -953,7 +953,7 @@ static void vperf_slots_trim_fn(struct work_struct *work)
 }
 
 /* Any context: the last user of an event has the vCPUs trimmed (vperf_slots_trim_fn). */
-void vperf_slots_put(const u8 *ev, u32 n)
+void vperf_events_put(const u8 *ev, u32 n)
 {
 	bool idle = false;
 	u32 i;

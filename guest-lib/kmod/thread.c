@@ -94,7 +94,8 @@ struct vperf_thread {
 	char comm[TASK_COMM_LEN];	/* the name when it finished */
 	int base_cpu;			/* CPU of base[], -1: none */
 	u32 nr;				/* the context's counters (events) */
-	u8 slot[VPERF_THREAD_MAX_COUNTERS];	/* the event (pv.c's id) of each; one user reference */
+	u8 ev[VPERF_THREAD_MAX_COUNTERS];	/* the event (pv.c's id) of each; one user reference
+						 * unless guest-accounted */
 	u8 base_slot[VPERF_THREAD_MAX_COUNTERS];	/* the vCPU slot counting it at the base, or none */
 	u64 base_host_ns;		/* host time of base[] */
 	u64 base_guest_ns;		/* local_clock() at base[] */
@@ -105,7 +106,6 @@ struct vperf_thread {
 	 * the steal KVM's record shows), so its switches make no hypercall.
 	 */
 	bool guest;
-	u32 nr_slots;			/* slot references held: nr, or 0 when guest */
 	u8 kind[VPERF_THREAD_MAX_COUNTERS];	/* guest: VPERF_GK_* of counter i */
 	u64 base_steal;			/* guest: the CPU's steal at the base */
 	struct vperf_counter_value base[VPERF_THREAD_MAX_COUNTERS];	/* counter i's slot then */
@@ -178,7 +178,7 @@ static void vperf_thread_account(struct vperf_thread *t, const struct vperf_snap
 		const struct vperf_counter_value *b = &t->base[i], *now;
 		u8 s = t->base_slot[i];
 
-		if (s >= snap->nr || snap->ev[s] != t->slot[i]) {
+		if (s >= snap->nr || snap->ev[s] != t->ev[i]) {
 			/*
 			 * Not on a slot during the slice (its turn comes later:
 			 * multiplexed), or the host lost the counter: enabled,
@@ -237,7 +237,7 @@ static void vperf_thread_set_base(struct vperf_thread *t, const struct vperf_sna
 		u8 s;
 
 		/* the slot counting its event on this CPU now, if it has one (multiplexing) */
-		for (s = 0; s < snap->nr && snap->ev[s] != t->slot[i]; s++)
+		for (s = 0; s < snap->nr && snap->ev[s] != t->ev[i]; s++)
 			;
 		if (s == snap->nr) {
 			t->base_slot[i] = VPERF_SLOT_NONE;
@@ -414,7 +414,7 @@ static void vperf_thread_free_rcu(struct rcu_head *rcu)
 struct vperf_ctx_events {
 	u32 nr;
 	bool guest;
-	u8 slot[VPERF_THREAD_MAX_COUNTERS];
+	u8 ev[VPERF_THREAD_MAX_COUNTERS];
 	u8 kind[VPERF_THREAD_MAX_COUNTERS];
 };
 
@@ -437,8 +437,7 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 	t->tp->nr = ce->nr;
 	t->nr = ce->nr;
 	t->guest = ce->guest;
-	t->nr_slots = ce->guest ? 0 : ce->nr;
-	memcpy(t->slot, ce->slot, ce->nr);
+	memcpy(t->ev, ce->ev, ce->nr);
 	memset(t->tp->slot, VPERF_SLOT_NONE, sizeof(t->tp->slot));	/* set with each base */
 	memset(t->base_slot, VPERF_SLOT_NONE, sizeof(t->base_slot));
 	memcpy(t->kind, ce->kind, ce->nr);
@@ -454,7 +453,7 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 /* A context that never went live (lost a race, over the limit): its slot references go too. */
 static void vperf_thread_discard(struct vperf_thread *t)
 {
-	vperf_slots_put(t->slot, t->nr_slots);
+	vperf_events_put(t->ev, t->guest ? 0 : t->nr);
 	vperf_ring_free(t);
 	put_task_struct(t->task);
 	put_page(t->page);
@@ -486,7 +485,7 @@ static void vperf_thread_finish(struct vperf_thread *t, u32 row_flag)
 	t->row_flags |= row_flag;
 	put_task_struct(t->task);	/* never the last: the caller or the task holds one */
 	t->task = NULL;
-	vperf_slots_put(t->slot, t->nr_slots);
+	vperf_events_put(t->ev, t->guest ? 0 : t->nr);
 	if (t->ring)
 		vperf_sampling_put();	/* its ring stays readable until unmapped */
 }
@@ -551,10 +550,10 @@ static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 		/* the parent's events (set at its start, never changed) and a reference on each slot */
 		ce.nr = pt->nr;
 		ce.guest = pt->guest;
-		memcpy(ce.slot, pt->slot, ce.nr);
+		memcpy(ce.ev, pt->ev, ce.nr);
 		memcpy(ce.kind, pt->kind, ce.nr);
 		if (!ce.guest)
-			vperf_slots_hold(ce.slot, ce.nr);
+			vperf_events_hold(ce.ev, ce.nr);
 	}
 	rcu_read_unlock();
 	if (!(flags & VPERF_THREAD_INHERIT))
@@ -562,7 +561,7 @@ static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 
 	ct = vperf_thread_alloc(child, flags, &ce, GFP_NOWAIT | __GFP_NOWARN);
 	if (!ct && !ce.guest)
-		vperf_slots_put(ce.slot, ce.nr);
+		vperf_events_put(ce.ev, ce.nr);
 	spin_lock(&vperf_threads_lock);
 	pt = vperf_thread_find(parent);	/* again: it may have ended meanwhile */
 	if (!pt) {
@@ -815,9 +814,9 @@ static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize,
 	memset(ce, 0, sizeof(*ce));
 	if (usize < VPERF_THREAD_START_SIZE_VER2 || !ks->nr_events) {
 		for (i = 0; i < VPERF_FIXED_SLOTS; i++)
-			ce->slot[i] = i;
+			ce->ev[i] = i;
 		ce->nr = VPERF_FIXED_SLOTS;
-		vperf_slots_hold(ce->slot, ce->nr);
+		vperf_events_hold(ce->ev, ce->nr);
 		return 0;
 	}
 	if (ks->nr_events > VPERF_THREAD_MAX_COUNTERS) {
@@ -837,10 +836,10 @@ static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize,
 	}
 	ce->nr = ks->nr_events;
 	if (ce->guest) {
-		memset(ce->slot, VPERF_SLOT_NONE, sizeof(ce->slot));
+		memset(ce->ev, VPERF_SLOT_NONE, sizeof(ce->ev));
 		ret = 0;
 	} else {
-		ret = vperf_slots_get(ev, ks->nr_events, ce->slot, bad);
+		ret = vperf_events_get(ev, ks->nr_events, ce->ev, bad);
 	}
 	kfree(ev);
 	return ret;
@@ -899,14 +898,14 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	}
 	/* the sampled counter is the vcpu-clock (slot 0): the only one armed for NMIs */
 	if ((ks.flags & VPERF_THREAD_SAMPLE) &&
-	    (ks.sample_counter >= ce.nr || ce.slot[ks.sample_counter] != VPERF_THREAD_CTR_VCPU_CLOCK)) {
-		vperf_slots_put(ce.slot, ce.guest ? 0 : ce.nr);
+	    (ks.sample_counter >= ce.nr || ce.ev[ks.sample_counter] != VPERF_THREAD_CTR_VCPU_CLOCK)) {
+		vperf_events_put(ce.ev, ce.guest ? 0 : ce.nr);
 		ret = -EINVAL;
 		goto put_task;
 	}
 	t = vperf_thread_alloc(task, ks.flags, &ce, GFP_KERNEL);
 	if (!t) {
-		vperf_slots_put(ce.slot, ce.guest ? 0 : ce.nr);
+		vperf_events_put(ce.ev, ce.guest ? 0 : ce.nr);
 		ret = -ENOMEM;
 		goto put_task;
 	}

@@ -106,9 +106,9 @@ void vperf_pages_exit(void);
 int vperf_snapshot(struct vperf_snap *snap);	/* interrupts or preemption off */
 void vperf_snap_page(const struct vperf_vcpu_page *vp, struct vperf_snap *snap);	/* NMI */
 /* events (ids): claim (process context, may reprogram every vCPU), hold more users (any context), release */
-int vperf_slots_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *bad);
-void vperf_slots_hold(const u8 *slots, u32 n);
-void vperf_slots_put(const u8 *slots, u32 n);
+int vperf_events_get(const struct vperf_event_desc *ev, u32 n, u8 *ids, u32 *bad);
+void vperf_events_hold(const u8 *ids, u32 n);
+void vperf_events_put(const u8 *ids, u32 n);
 long vperf_ioctl_event_info(void __user *uarg);
 /*
  * The guest's own view of this CPU's steal (KVM's steal-time record, which
