@@ -184,7 +184,7 @@ static void dump_stuck(struct vcpu *vcpu)
 		       (unsigned int)(s.interrupt_bitmap[0] || s.interrupt_bitmap[1] ||
 				      s.interrupt_bitmap[2] || s.interrupt_bitmap[3]));
 	pr_err("vcpu%u: %" PRIu64 " KVM_RUNs (%" PRIu64 " EINTR); the last exit to user space, %s, "
-	       "%.3f s before the timeout",
+	       "%.3f s before this dump",
 	       vcpu->id, vcpu->stats.runs, vcpu->stats.run_eintr,
 	       vcpu->last_exit_ns ? stats__exit_name(vcpu->last_exit_reason) : "none",
 	       vcpu->last_exit_ns ? (double)(coarse_ns() - vcpu->last_exit_ns) / 1e9 : 0.0);

@@ -18,7 +18,10 @@
 # - cases failed and an L2 guest of one of them stopped dead where nothing of its own is mapped (vperf-vmm's
 #   timeout dump: no code at the frozen RIP, L1_STATE_AS_L2 below): the first signature of "Freezes", L1's
 #   registers stored as the guest's; once in CI on 2026-11-26, the vmm batch's input case at its first KVM_RUN
-#   (RIP 0xffffffffc068620c, page offset 0x20c as in every such freeze). A hang of ours has its own code there.
+#   (RIP 0xffffffffc068620c, page offset 0x20c as in every such freeze). A hang of ours has its own code there;
+# - cases failed and L1 itself stopped in one of the batch's guest runs (run-nested.sh: "timeout: L1 still running"):
+#   the first reason, met by a run inside the batch (vm-record-test.sh's later recorded runs) rather than by the batch.
+#   vperf-vmm in L1 has a shorter timeout of its own, so an L1 that does not end the run is the frozen L1 of "Freezes".
 # Each rerun adds a line to reruns.log beside LOG, which scripts/test.sh prints and counts at the end.
 # A failure that is ours shows in both runs. Where vperf-vmm runs directly on hardware virtualization a timeout
 # or a crash is a failure at once.
@@ -56,6 +59,8 @@ if [ "$nested" = 1 ]; then
 			retry="cases failed while this machine lost $stolen% of its CPU time to steal"
 		elif grep -aq 'triple fault (KVM_EXIT_SHUTDOWN)' "$log"; then
 			retry="cases failed and an L2 guest triple-faulted ($(grep -a -m1 'triple fault (KVM_EXIT_SHUTDOWN)' "$log"))"
+		elif grep -aq 'timeout: L1 still running after' "$log"; then
+			retry="cases failed and L1 itself stopped in one of their runs (run-nested.sh's timeout): the status-124 case above"
 		elif grep -aq 'vperf-vmm: error: timeout: the guest still runs' "$log" &&
 			grep -aqE "$L1_STATE_AS_L2" "$log"; then
 			retry="cases failed and an L2 guest stopped dead with nothing mapped at its RIP ($(

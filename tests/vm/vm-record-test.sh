@@ -63,6 +63,16 @@ verdict() { # CASE OK DETAIL [RECORDING]
 	fi
 }
 
+# why a recorded run ended early (status 122..126), in a verdict's words: vperf-vmm's timeout or crash dump (which
+# vCPU, where, what code is there) and run-nested.sh's word on L1, so that a failure in CI's log says which of the
+# nested stack's known failures it was (tests/vm/README.md, "Freezes") or that it is none of them
+stopped() { # STATUS OUTPUT-FILE
+	case "$1" in 122 | 123 | 124 | 125 | 126) ;; *) return ;; esac
+	printf '; how it stopped: '
+	grep -aE 'vperf-vmm: error: (timeout|vcpu[0-9]+: (rip |code at |triple fault|[0-9]+ KVM_RUNs))|run-nested: .*(timeout: L1|[Tt]riple fault|registers)|Kernel panic|soft lockup|RCU stall|rcu_sched detected|BUG: |Oops' "$2" |
+		head -12 | cut -c1-300 | paste -sd'|'
+}
+
 RAW="$DIR/.raw/vmm.vraw"
 ok=0
 detail="no $RAW"
@@ -88,14 +98,14 @@ for c in "conserve 4 $((100000 - lost)) $refused" "order 1000 $PORT" "sched 8 1"
 	out=$(python3 "$CHECK" "$1" "$DIR" "${@:2}" 2>&1)
 	ok=0
 	[ "$st" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
-	verdict "$1" "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st" "$DIR"
+	verdict "$1" "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st$(stopped "$st" "$WORK/out")" "$DIR"
 done
 # sample: where the program said rm_burn was loaded places nm's symbols
 addr=$(grep -a -m1 '^sample: rm_burn' "$WORK/out" | awk '{print $3}')
 out=$(python3 "$CHECK" sample "$DIR" "$MARKS" "${addr:-0}" 2>&1)
 ok=0
 [ "$st" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
-verdict sample "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st" "$DIR"
+verdict sample "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st$(stopped "$st" "$WORK/out")" "$DIR"
 
 # profile: vm record's own sampling (-F -g: vperf record --into-host wraps the command in the guest)
 PDIR="$WORK/profile"
@@ -108,7 +118,7 @@ read -r _ _ paddr _ ptid < <(grep -a -m1 '^profile: rm_burn' "$WORK/pout" || ech
 out=$(python3 "$CHECK" sample "$PDIR" "$MARKS" "${paddr:-0}" "${ptid:-0}" 2>&1)
 ok=0
 [ "$pst" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
-verdict profile "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $pst" "$PDIR"
+verdict profile "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $pst$(stopped "$pst" "$WORK/pout")" "$PDIR"
 
 # kill: the recorder SIGKILLed mid-run. The wrapper adds --host-bg to the runner vperf would use: where vperf-vmm runs
 # (L1 when nested), 25 s after it started, kill -9 it, while the guest's 2 threads stream markers for 120 s.
@@ -130,7 +140,8 @@ ok=0
 cut=0
 grep -aq 'cut short' "$WORK/kout" && cut=1
 [ "$cut" = 1 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
-verdict kill "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); said cut short: $cut; vm record status $kst" "$KDIR"
+verdict kill "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); said cut short: $cut; vm record status $kst$(
+	[ "$kst" = 137 ] || stopped "$kst" "$WORK/kout")" "$KDIR"
 
 # steal: vperf-vmm and a CPU hog share host CPU 0 (L1's when nested)
 runner hog-runner --vmm-prefix 'taskset -c 0' --host-bg 'exec taskset -c 0 sh -c "while :; do :; done"'
@@ -143,5 +154,5 @@ echo "vm-record: vperf vm record beside a host CPU hog exited with status $sst"
 out=$(python3 "$CHECK" steal "$SDIR" 5 2>&1)
 ok=0
 [ "$sst" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
-verdict steal "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $sst" "$SDIR"
+verdict steal "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $sst$(stopped "$sst" "$WORK/sout")" "$SDIR"
 exit "$fails"
