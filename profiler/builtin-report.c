@@ -2,11 +2,13 @@
 /*
  * vperf report [-i DIR] [--sort keys] [-g caller|callee] [--stdio | -x SEP | -j]
  * vperf report --header [-i DIR]
+ * vperf report --states [-i DIR] [--tid T] [--vcpu N] [--stdio | -x SEP | -j]
  *
  * Which code is hot in a recording (docs/report.md): its samples grouped by the --sort keys,
  * each row's share of the event's period, most first, one table per sampled event, as perf
  * report --stdio prints them; CSV with -x, JSON with -j; with -g, each row's callchains.
  * --header says what the recording holds, from its metadata alone (profiler/record/header.c).
+ * --states says where each guest thread's and vCPU's wall time went (docs/states.md).
  * The reading and grouping are profiler/report/'s; this file parses and prints.
  */
 #include <errno.h>
@@ -30,8 +32,11 @@
 
 enum {
 	OPT_HELP = 'h', OPT_INPUT = 'i', OPT_SORT = 's', OPT_GRAPH = 'g', OPT_SEP = 'x',
-	OPT_JSON = 'j', OPT_HEADER = 0x100, OPT_STDIO,
+	OPT_JSON = 'j', OPT_HEADER = 0x100, OPT_STDIO, OPT_STATES, OPT_TID, OPT_VCPU,
 };
+
+#define NR_LONGEST	5	/* --states --tid: the longest waits shown */
+#define CHAIN_DEPTH	6	/* and how far back each one's chain of wakers goes */
 
 #define DEFAULT_SORT	"comm,dso,symbol"
 #define CHAIN_MIN_PCT	0.5	/* -g: chains under this share of the event are summed up */
@@ -39,6 +44,7 @@ enum {
 static const char *const report_synopsis[] = {
 	"vperf report [-i <dir>] [--sort key[,key...]] [-g caller|callee] [--stdio|-x <sep>|-j]",
 	"vperf report --header [-i <dir>]",
+	"vperf report --states [-i <dir>] [--tid <tid>] [--vcpu <n>] [--stdio|-x <sep>|-j]",
 	NULL,
 };
 
@@ -54,6 +60,12 @@ static const struct cli_option report_options[] = {
 	{ 'j', "json", NULL, "one JSON object: every event's rows (and -g's chains)", OPT_JSON },
 	{ 0, "header", NULL, "print what the recording holds: layers, events per type, losses, "
 	  "clock mapping, duration", OPT_HEADER },
+	{ 0, "states", NULL, "a `vperf vm record` recording: where each guest thread's wall time "
+	  "went (running, in a VM exit, preempted on the host, runnable, waiting for a timer, a "
+	  "device or a thread) and each vCPU's (docs/states.md)", OPT_STATES },
+	{ 0, "tid", "tid", "--states: only this guest thread, with its longest waits and the "
+	  "chain of wakeups behind each", OPT_TID },
+	{ 0, "vcpu", "n", "--states: only vCPU n's table", OPT_VCPU },
 	{ 'h', "help", NULL, "show this help", OPT_HELP },
 };
 
@@ -76,8 +88,22 @@ enum format { FMT_STDIO, FMT_CSV, FMT_JSON };
 struct report_opts {
 	const char *dir, *sort, *sep;
 	enum format fmt;
-	bool header, graph, caller;
+	bool header, graph, caller, states;
+	long tid, vcpu;			/* -1: all */
 };
+
+static int parse_num(const char *s, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
 
 static int parse_opts(struct report_opts *o, int argc, char **argv)
 {
@@ -87,6 +113,7 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	memset(o, 0, sizeof(*o));
 	o->dir = RECDIR_DEFAULT;
 	o->sort = DEFAULT_SORT;
+	o->tid = o->vcpu = -1;
 	if (cli_parser__init(&p, &report_usage, argc, argv))
 		return cli_error("report", "out of memory");
 	while ((c = cli_getopt(&p)) != CLI_OPT_END) {
@@ -97,6 +124,23 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 			goto out;
 		case OPT_HEADER:
 			o->header = true;
+			break;
+		case OPT_STATES:
+			o->states = true;
+			break;
+		case OPT_TID:
+			if (parse_num(p.optarg, 0x3fffffff, &o->tid)) {
+				status = cli_usage_error(&report_usage, "--tid '%s': a thread id",
+							 p.optarg);
+				goto out;
+			}
+			break;
+		case OPT_VCPU:
+			if (parse_num(p.optarg, 1023, &o->vcpu)) {
+				status = cli_usage_error(&report_usage, "--vcpu '%s': a vCPU number "
+							 "(0..1023)", p.optarg);
+				goto out;
+			}
 			break;
 		case OPT_INPUT:
 			o->dir = p.optarg;
@@ -145,6 +189,13 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	}
 	if (o->graph && o->fmt == FMT_CSV)
 		status = cli_usage_error(&report_usage, "-g prints with --stdio or -j, not -x");
+	else if ((o->tid >= 0 || o->vcpu >= 0) && !o->states)
+		status = cli_usage_error(&report_usage, "--tid and --vcpu go with --states");
+	else if (o->tid >= 0 && o->vcpu >= 0)
+		status = cli_usage_error(&report_usage, "--tid or --vcpu, not both");
+	else if (o->states && (o->graph || o->header || strcmp(o->sort, DEFAULT_SORT)))
+		status = cli_usage_error(&report_usage, "--states takes neither -g, --sort nor "
+					 "--header");
 out:
 	cli_parser__exit(&p);
 	return status;
@@ -428,6 +479,292 @@ static int report(const struct report_opts *o)
 	vperf_report__delete(r);
 	return status;
 }
+
+/* ---- --states ---------------------------------------------------------- */
+
+static const char *row_label(const struct vperf_report_state_row *w, char *buf, size_t len)
+{
+	if (w->detail[0])
+		snprintf(buf, len, "%s (%s)", vperf_report_state_names[w->state], w->detail);
+	else
+		snprintf(buf, len, "%s", vperf_report_state_names[w->state]);
+	return buf;
+}
+
+static const char *table_name(const struct vperf_report *r, const struct vperf_report_states *st,
+			      char *buf, size_t len)
+{
+	char nb[64];
+
+	if (st->vcpu >= 0)
+		snprintf(buf, len, "vCPU %" PRId32, st->vcpu);
+	else
+		snprintf(buf, len, "%s", vperf_report__thread_name(r, st->thread, nb, sizeof(nb)));
+	return buf;
+}
+
+static bool states_shown(const struct report_opts *o, const struct vperf_report *r,
+			 const struct vperf_report_states *st)
+{
+	if (st->vcpu >= 0)
+		return o->tid < 0 && (o->vcpu < 0 || o->vcpu == st->vcpu);
+	return o->vcpu < 0 && (o->tid < 0 || (uint32_t)o->tid == r->threads[st->thread].tid);
+}
+
+static void print_states_stdio(const struct vperf_report *r, const struct vperf_report_states *st,
+			       FILE *out)
+{
+	uint64_t wall = st->end - st->start;
+	char buf[160];
+
+	if (st->vcpu >= 0)
+		fprintf(out, "# vCPU %" PRId32 ": %.3f ms, from the guest's first traced event to "
+			"the recording's end\n", st->vcpu, (double)wall / 1e6);
+	else
+		fprintf(out, "# thread %s, tid %" PRIu32 ": %.3f ms, +%.6f s .. +%.6f s (from %s to "
+			"%s); samples: %" PRIu64 " user, %" PRIu64 " kernel\n",
+			table_name(r, st, buf, sizeof(buf)), r->threads[st->thread].tid,
+			(double)wall / 1e6, (double)(st->start - r->first_ts) / 1e9,
+			(double)(st->end - r->first_ts) / 1e9,
+			st->forked ? "its fork" : "the guest's first traced event",
+			st->exited ? "its exit" : "the recording's end",
+			st->samples_user, st->samples_kernel);
+	fprintf(out, "#   %12s  %7s  %8s  %s\n", "Time (ms)", "%", "Count", "State (detail)");
+	for (size_t i = 0; i < st->nr_rows; i++) {
+		const struct vperf_report_state_row *w = &st->rows[i];
+
+		fprintf(out, "    %12.3f  %6.2f%%  %8" PRIu64 "  %s\n", (double)w->ns / 1e6,
+			pct(w->ns, wall), w->count, row_label(w, buf, sizeof(buf)));
+	}
+	fputc('\n', out);
+}
+
+static int by_length(const void *x, const void *y)
+{
+	const struct vperf_report_wait *a = *(const struct vperf_report_wait *const *)x;
+	const struct vperf_report_wait *b = *(const struct vperf_report_wait *const *)y;
+	uint64_t la = a->woken - a->start, lb = b->woken - b->start;
+
+	return la > lb ? -1 : la < lb;
+}
+
+/* --tid: the thread's longest waits, each with the waits of the wakers behind it. */
+static int print_waits(const struct vperf_report *r, const struct vperf_report_analysis *a,
+		       int32_t t, FILE *out)
+{
+	const struct vperf_report_wait **w;
+	size_t n = 0;
+	char nb[64];
+
+	w = malloc((a->nr_waits + 1) * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nr_waits; i++)
+		if (a->waits[i].thread == t)
+			w[n++] = &a->waits[i];
+	qsort(w, n, sizeof(*w), by_length);
+	fprintf(out, "# its %zu longest waits of %zu, each with the chain of wakeups behind it "
+		"(a waker's own wait before it woke this one, and so on)\n",
+		n < NR_LONGEST ? n : (size_t)NR_LONGEST, n);
+	for (size_t i = 0; i < n && i < NR_LONGEST; i++) {
+		const struct vperf_report_wait *x = w[i];
+
+		for (int d = 0; x && d < CHAIN_DEPTH; d++) {
+			fprintf(out, "    %*s%s %.3f ms blocked from +%.6f s, %s (%s), then %.3f ms "
+				"runnable until it ran on vCPU %" PRIu32 "\n", 2 * d, "",
+				d ? "<- its waker" : "", (double)(x->woken - x->start) / 1e6,
+				(double)(x->start - r->first_ts) / 1e9,
+				vperf_report_state_names[x->cause], x->detail,
+				(double)(x->end - x->woken) / 1e6, x->vcpu);
+			if (x->cause != VPERF_STATE_WAIT_THREAD || x->waker < 0)
+				break;
+			x = vperf_report_analysis__wait_before(a, x->waker, x->woken);
+			if (x)
+				fprintf(out, "    %*s(%s had waited:)\n", 2 * d + 2, "",
+					vperf_report__thread_name(r, x->thread, nb, sizeof(nb)));
+		}
+	}
+	if (!n)
+		fprintf(out, "    (none: it never blocked)\n");
+	fputc('\n', out);
+	free(w);
+	return 0;
+}
+
+static void print_states_csv(const struct vperf_report *r, const struct vperf_report_states *st,
+			     const char *sep, FILE *out)
+{
+	char nb[64];
+
+	for (size_t i = 0; i < st->nr_rows; i++) {
+		const struct vperf_report_state_row *w = &st->rows[i];
+
+		fputs(st->vcpu >= 0 ? "vcpu" : "thread", out);
+		if (st->vcpu >= 0)
+			fprintf(out, "%s%" PRId32 "%s", sep, st->vcpu, sep);
+		else
+			fprintf(out, "%s%" PRIu32 "%s", sep, r->threads[st->thread].tid, sep);
+		csv_field(st->vcpu >= 0 ? "" : vperf_report__thread_name(r, st->thread, nb,
+									sizeof(nb)), sep, out);
+		fputs(sep, out);
+		csv_field(vperf_report_state_names[w->state], sep, out);
+		fputs(sep, out);
+		csv_field(w->detail, sep, out);
+		fprintf(out, "%s%" PRIu64 "%s%.4f%s%" PRIu64 "%s%" PRIu64 "\n", sep, w->ns, sep,
+			pct(w->ns, st->end - st->start), sep, w->count, sep, st->end - st->start);
+	}
+}
+
+static void print_states_json(const struct vperf_report *r, const struct vperf_report_states *st,
+			      const struct vperf_report_analysis *a, bool waits, FILE *out)
+{
+	char nb[64];
+	bool first = true;
+
+	if (st->vcpu >= 0)
+		fprintf(out, "{\"vcpu\":%" PRId32, st->vcpu);
+	else {
+		fprintf(out, "{\"tid\":%" PRIu32 ",\"comm\":", r->threads[st->thread].tid);
+		json_print_string(out, vperf_report__thread_name(r, st->thread, nb, sizeof(nb)));
+		fprintf(out, ",\"samples_user\":%" PRIu64 ",\"samples_kernel\":%" PRIu64,
+			st->samples_user, st->samples_kernel);
+	}
+	fprintf(out, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"rows\":[",
+		st->start - r->first_ts, st->end - r->first_ts);
+	for (size_t i = 0; i < st->nr_rows; i++) {
+		const struct vperf_report_state_row *w = &st->rows[i];
+
+		fprintf(out, "%s{\"state\":", i ? "," : "");
+		json_print_string(out, vperf_report_state_names[w->state]);
+		fprintf(out, ",\"detail\":");
+		json_print_string(out, w->detail);
+		fprintf(out, ",\"ns\":%" PRIu64 ",\"percent\":%.4f,\"count\":%" PRIu64 "}", w->ns,
+			pct(w->ns, st->end - st->start), w->count);
+	}
+	fputc(']', out);
+	if (waits) {
+		fprintf(out, ",\"waits\":[");
+		for (size_t i = 0; i < a->nr_waits; i++) {
+			const struct vperf_report_wait *w = &a->waits[i];
+
+			if (w->thread != st->thread)
+				continue;
+			fprintf(out, "%s{\"start_ns\":%" PRIu64 ",\"woken_ns\":%" PRIu64
+				",\"end_ns\":%" PRIu64 ",\"cause\":", first ? "" : ",",
+				w->start - r->first_ts, w->woken - r->first_ts,
+				w->end - r->first_ts);
+			json_print_string(out, vperf_report_state_names[w->cause]);
+			fprintf(out, ",\"detail\":");
+			json_print_string(out, w->detail);
+			fprintf(out, ",\"waker_tid\":%" PRId64 "}",
+				w->waker >= 0 ? (int64_t)r->threads[w->waker].tid : -1);
+			first = false;
+		}
+		fputc(']', out);
+	}
+	fputc('}', out);
+}
+
+static int report_states(const struct report_opts *o)
+{
+	struct vperf_report_analysis a;
+	struct vperf_report *r;
+	size_t shown = 0;
+	char why[512];
+	int err, status = 0;
+
+	err = vperf_report__open(o->dir, &r, why, sizeof(why));
+	if (err)
+		return cli_error("report", "%s: %s", o->dir, why);
+	err = vperf_report__analyse(r, &a);
+	if (err == -ENOENT) {
+		status = cli_error("report", "--states: %s has no guest scheduling events: it takes "
+				   "a `vperf vm record` recording of a guest tracing with "
+				   "vperf_guest.ko (docs/states.md)", o->dir);
+		goto out;
+	}
+	if (err) {
+		status = cli_error("report", "%s: out of memory", o->dir);
+		goto out;
+	}
+	for (size_t i = 0; i < a.nr_threads; i++)
+		shown += states_shown(o, r, &a.threads[i]);
+	for (size_t i = 0; i < a.nr_vcpus; i++)
+		shown += states_shown(o, r, &a.vcpus[i]);
+	if (!shown) {
+		status = o->tid >= 0 ? cli_error("report", "--tid %ld: no guest thread of that tid "
+						 "was scheduled in %s", o->tid, o->dir)
+				     : cli_error("report", "--vcpu %ld: %s has %zu vCPU%s", o->vcpu,
+						 o->dir, a.nr_vcpus, a.nr_vcpus == 1 ? "" : "s");
+		goto done;
+	}
+	if (!a.host_events)
+		cli_warn("report", "%s has no host kvm_exit/kvm_entry events of the vCPU threads: "
+			 "exits are the VMM's only, and nothing is known of the host's "
+			 "preemptions", o->dir);
+	if (o->fmt == FMT_STDIO)
+		printf("# vperf report --states of %s: where each guest thread's and vCPU's wall "
+		       "time went (docs/states.md)\n# host side: %s\n#\n", o->dir,
+		       a.host_events ? (a.svm ? "the vCPU threads' kvm_exit/kvm_entry (AMD SVM "
+						"exit codes) and host scheduling"
+					      : "the vCPU threads' kvm_exit/kvm_entry (Intel VMX "
+						"exit codes) and host scheduling")
+				     : "the VMM's exits only");
+	else if (o->fmt == FMT_CSV)
+		printf("table%sid%scomm%sstate%sdetail%sns%spercent%scount%swall_ns\n", o->sep,
+		       o->sep, o->sep, o->sep, o->sep, o->sep, o->sep, o->sep);
+	else {
+		printf("{\"recording\":");
+		json_print_string(stdout, o->dir);
+		printf(",\"host_events\":%s,\"threads\":[", a.host_events ? "true" : "false");
+	}
+	shown = 0;
+	for (size_t i = 0; i < a.nr_threads; i++) {
+		const struct vperf_report_states *st = &a.threads[i];
+
+		if (!states_shown(o, r, st))
+			continue;
+		if (o->fmt == FMT_STDIO) {
+			print_states_stdio(r, st, stdout);
+			if (o->tid >= 0 && print_waits(r, &a, st->thread, stdout)) {
+				status = cli_error("report", "out of memory");
+				goto done;
+			}
+		} else if (o->fmt == FMT_CSV) {
+			print_states_csv(r, st, o->sep, stdout);
+		} else {
+			if (shown++)
+				putchar(',');
+			print_states_json(r, st, &a, o->tid >= 0, stdout);
+		}
+	}
+	if (o->fmt == FMT_JSON) {
+		printf("],\"vcpus\":[");
+		shown = 0;
+	}
+	for (size_t i = 0; i < a.nr_vcpus; i++) {
+		const struct vperf_report_states *st = &a.vcpus[i];
+
+		if (!states_shown(o, r, st))
+			continue;
+		if (o->fmt == FMT_STDIO)
+			print_states_stdio(r, st, stdout);
+		else if (o->fmt == FMT_CSV)
+			print_states_csv(r, st, o->sep, stdout);
+		else {
+			if (shown++)
+				putchar(',');
+			print_states_json(r, st, &a, false, stdout);
+		}
+	}
+	if (o->fmt == FMT_JSON)
+		printf("]}\n");
+done:
+	vperf_report_analysis__exit(&a);
+out:
+	vperf_report__delete(r);
+	return status;
+}
 #endif /* VPERF_HAVE_REPORT */
 
 int cmd_report(int argc, char **argv)
@@ -440,6 +777,8 @@ int cmd_report(int argc, char **argv)
 	if (o.header)
 		return report_header(&o);
 #ifdef VPERF_HAVE_REPORT
+	if (o.states)
+		return report_states(&o);
 	return report(&o);
 #else
 	return cli_error("report", "this vperf was built without libbabeltrace2 or libelf "

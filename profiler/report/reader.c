@@ -25,7 +25,7 @@ const char *const vperf_report_layer_names[5] = {
 
 const char *const vperf_report_ev_names[VPERF_REPORT_NR_EV_KINDS] = {
 	"switch_in", "switch_out", "sched_switch", "wakeup", "fork", "exec", "exit", "lost",
-	"marker", "vmm_exit",
+	"marker", "vmm_exit", "irq", "kvm_exit", "kvm_entry",
 };
 
 #define LAYER_GUEST_KERNEL	2
@@ -528,6 +528,19 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 	} else if (!strcmp(name, "vmm_exit")) {
 		kind = VPERF_REPORT_EV_VMM_EXIT;
 		cpu = (uint32_t)u64_of(member(p, "vcpu"));
+	} else if (!strcmp(name, "irq_entry") && guest_layer(layer)) {
+		/* the interrupted thread is not the interrupt's: no thread */
+		err = add_tlev(k, VPERF_REPORT_EV_IRQ, ts, layer, cpu, -1, &e);
+		if (err)
+			return err;
+		e->arg = u64_of(member(p, "vector"));
+		e->arg2 = u64_of(member(p, "kind"));
+		e->other = member(p, "irq") ? (int32_t)(int64_t)u64_of(member(p, "irq")) : -1;
+		return 0;
+	} else if (!strcmp(name, "kvm_exit") || !strcmp(name, "kvm_entry")) {
+		kind = !strcmp(name, "kvm_exit") ? VPERF_REPORT_EV_KVM_EXIT : VPERF_REPORT_EV_KVM_ENTRY;
+		if (guest_layer(layer) || !member(p, "tid"))
+			return 0;
 	} else {
 		return 0;
 	}
@@ -549,6 +562,13 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 	case VPERF_REPORT_EV_LOST:
 		e->arg = u64_of(member(p, "count"));
 		return 0;
+	case VPERF_REPORT_EV_KVM_EXIT:
+		e->arg = u64_of(member(p, "exit_reason"));
+		e->arg2 = u64_of(member(p, "vcpu_id"));
+		return 0;
+	case VPERF_REPORT_EV_KVM_ENTRY:
+		e->arg2 = u64_of(member(p, "vcpu_id"));
+		return 0;
 	case VPERF_REPORT_EV_MARKER:
 		e->arg = u64_of(member(p, "value"));
 		e->arg2 = u64_of(member(p, "kind"));
@@ -556,6 +576,8 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 	default:
 		e->arg = u64_of(member(p, "duration_ns"));
 		e->arg2 = u64_of(member(p, "reason"));
+		if (e->arg2 == 2 && u64_of(member(p, "addr")) <= 0xffff)	/* KVM_EXIT_IO: its port */
+			e->other = (int32_t)u64_of(member(p, "addr"));
 		return intern(r, str_of(member(p, "reason_name")), &e->str);
 	}
 }
