@@ -21,6 +21,13 @@
 #             0xa5 bytes while a thread on vCPU 1 writes 1000 markers around it: all 1000 arrive, the recording
 #             counts the drains it refused (guest_ring_invalid bad_headers, the summary), vCPU 0 has no record
 #             from after the break, vCPU 1 goes on, and the run ends normally (the VMM and the recording survive)
+#   states    `vperf report --states` of that run (docs/states.md), after `vperf-record-marks sleep 100 10` and
+#             `wake 1000` (two threads on CPU 0 passing a futex word): the order thread alone has exits at PORT, all
+#             1000, their time within 5% of the recorded exits'; the sleeper's "waiting: timer" >= 95% of its 1 s
+#             with the vector named; the futex waiter's "waiting: thread" name the waker, >= 500 and >= 95% of them
+#             (thread start-up can add a wait on the main thread)
+#   states-steal  `vperf report --states` of the steal run: the thread's "preempted on the host" (its whole life,
+#             a thread started for the count) within 5% of its vperf::steal, the hog the preemptor named most
 #   profile   a third recorded run, `vperf vm record -F 1000 -g` of `vperf-record-marks profile 3` (rm_burn in a thread
 #             for 3 s, no sampling of its own): vperf_guest.ko's trace sampler, started on the shell the guest runs
 #             and inherited by the program and its thread, gives that thread's samples the same 3:1 profile and
@@ -42,7 +49,8 @@ DIR="$WORK/rec"
 
 (cd "$WORK" && "$VPERF" vm record --timeout 300 -o "$DIR" --add "$MARKS" -- \
 	"export VPERF_MARK_KB=1024; vperf-record-marks conserve 4 100000 && vperf-record-marks order 1000 $PORT &&
-	 vperf-record-marks sched 8 4 100 && vperf-record-marks sample 3 && vperf-record-marks scribble 1000 0") \
+	 vperf-record-marks sched 8 4 100 && vperf-record-marks sample 3 && vperf-record-marks sleep 100 10 &&
+	 vperf-record-marks wake 1000 && vperf-record-marks scribble 1000 0") \
 	>"$WORK/out" 2>&1
 st=$?
 cat "$WORK/out"
@@ -107,6 +115,15 @@ ok=0
 [ "$st" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
 verdict sample "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st$(stopped "$st" "$WORK/out")" "$DIR"
 
+# states: vperf report --states on the same recording (docs/states.md): the order case's 1000 port writes, the
+# sleeper's 100 x 10 ms, the futex waiter's waker
+read -r _ _ stid _ < <(grep -a -m1 '^sleep: tid' "$WORK/out" || echo "sleep: tid 0 x")
+read -r _ _ waiter _ waker _ < <(grep -a -m1 '^wake: waiter' "$WORK/out" || echo "wake: waiter 0 waker 0 rounds 0")
+out=$(python3 "$CHECK" states "$DIR" "$VPERF" "$PORT" 1000 "${stid:-0}" 1000 "${waiter:-0}" "${waker:-0}" 1000 2>&1)
+ok=0
+[ "$st" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
+verdict states "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st$(stopped "$st" "$WORK/out")" "$DIR"
+
 # profile: vm record's own sampling (-F -g: vperf record --into-host wraps the command in the guest)
 PDIR="$WORK/profile"
 (cd "$WORK" && "$VPERF" vm record --timeout 300 -F 1000 -g -o "$PDIR" --add "$MARKS" -- \
@@ -155,4 +172,8 @@ out=$(python3 "$CHECK" steal "$SDIR" 5 2>&1)
 ok=0
 [ "$sst" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
 verdict steal "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $sst$(stopped "$sst" "$WORK/sout")" "$SDIR"
+out=$(python3 "$CHECK" states-steal "$SDIR" "$VPERF" 5 2>&1)
+ok=0
+[ "$sst" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
+verdict states-steal "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $sst$(stopped "$sst" "$WORK/sout")" "$SDIR"
 exit "$fails"

@@ -27,6 +27,15 @@
   check.py prefix DIR THREADS MIN       a recording cut short (its recorder killed): babeltrace2 reads it with
                                         exit 0, and each thread's "s" markers are 0, 1, ... k-1 (no gap, no
                                         duplicate, in order), from 1..THREADS threads, at least MIN in all
+  check.py states DIR VPERF PORT N SLEEPER SLEEP_MS WAITER WAKER ROUNDS
+                                        `VPERF report --states -x,` (docs/states.md) on DIR: exactly one guest
+                                        thread has "in the VMM (io PORT)" rows, N exits exactly, their time within
+                                        5% of the vmm_exit records' durations at PORT; thread SLEEPER's "waiting:
+                                        timer" is >= 95% of SLEEP_MS and names the vector; >= 95% of the "waiting:
+                                        thread" waits of thread WAITER name WAKER, >= ROUNDS/2 of them
+  check.py states-steal DIR VPERF PCT   the guest thread preempted most on the host: its "preempted on the
+                                        host" time within PCT % of its vperf::steal ("steal-end" marker), and
+                                        the preemptor named most is the host's CPU hog (a shell, "sh")
 
 Prints what it found; exit 0 pass, 1 fail, 2 usage or unreadable recording.
 """
@@ -297,7 +306,93 @@ def sample(d, binary, addr, period_tid=0):
             caller_ok >= 0.9 * both and wrong_kind == 0)
 
 
+def state_rows(d, vperf):
+    """vperf report --states -x, rows of the threads: (tid, comm, state, detail, ns, count)."""
+    import csv
+    p = subprocess.run([vperf, "report", "--states", "-i", d, "-x", ","], capture_output=True, text=True)
+    if p.returncode:
+        print(f"vperf report --states {d}: exit {p.returncode}: {p.stderr.strip()}")
+        sys.exit(2)
+    rows = []
+    for r in csv.DictReader(p.stdout.splitlines()):
+        if r["table"] == "thread":
+            rows.append((int(r["id"]), r["comm"], r["state"], r["detail"], int(r["ns"]), int(r["count"])))
+    return rows
+
+
+def states(d, vperf, port, n, sleeper, sleep_ms, waiter, waker, rounds):
+    rows = state_rows(d, vperf)
+    ok = True
+    # io: exactly one thread with exits at the port, all n of them, their recorded time
+    want = f"io 0x{port:x}"
+    io = {}
+    for tid, _, st, det, ns, cnt in rows:
+        if st == "in the host for a VM exit: in the VMM" and det == want:
+            a = io.setdefault(tid, [0, 0])
+            a[0] += ns
+            a[1] += cnt
+    rec = sum(int(field(p, "duration_ns")) for _, name, p, layer, _ in events(d)
+              if name == "vmm_exit" and int(field(p, "addr"), 0) == port)
+    if len(io) != 1:
+        print(f"states: io: threads with exits at {want}: {sorted(io)} (want exactly one)")
+        ok = False
+    else:
+        (tid, (ns, cnt)), = io.items()
+        err = 100.0 * (ns - rec) / rec if rec else 100.0
+        print(f"states: io: thread {tid}: {cnt} exits at {want} (want {n}), {ns / 1e6:.3f} ms in the VMM against "
+              f"{rec / 1e6:.3f} ms recorded ({err:+.2f}%, limit 5%)")
+        ok &= cnt == n and abs(err) <= 5.0
+    # sleep: the timer's waits
+    timer = [(ns, det) for tid, _, st, det, ns, _ in rows if tid == sleeper and st == "waiting: timer"]
+    tns = sum(ns for ns, _ in timer)
+    top = max(timer)[1] if timer else "none"
+    print(f"states: sleep: thread {sleeper}: waiting: timer {tns / 1e6:.3f} ms of {sleep_ms} ms slept "
+          f"({100.0 * tns / (sleep_ms * 1e6):.1f}%, want >= 95%), most as '{top}'")
+    ok &= tns >= 0.95 * sleep_ms * 1e6 and top.startswith("vector ")
+    # wake: who ended the waiter's waits
+    by = [(det, cnt) for tid, _, st, det, _, cnt in rows if tid == waiter and st == "waiting: thread"]
+    named = sum(cnt for det, cnt in by if det.endswith(f":{waker}"))
+    other = [det for det, _ in by if not det.endswith(f":{waker}")]
+    print(f"states: wake: waiter {waiter}: {named} waits ended by its waker {waker} (of {rounds} rounds, want >= "
+          f"{rounds // 2} and >= 95% of its waits for a thread); other wakers: {other or 'none'}")
+    total = sum(cnt for _, cnt in by)
+    ok &= named >= rounds // 2 and named >= 0.95 * total
+    return ok
+
+
+def states_steal(d, vperf, pct):
+    rows = state_rows(d, vperf)
+    pre = {}
+    by = {}
+    for tid, _, st, det, ns, _ in rows:
+        if st == "preempted on the host":
+            pre[tid] = pre.get(tid, 0) + ns
+            by.setdefault(tid, {})[det] = by.get(tid, {}).get(det, 0) + ns
+    value = None
+    for ts, name, p, layer, _ in events(d):
+        if layer == "guest_user" and name == "marker" and field(p, "name") == "steal-end":
+            value = int(field(p, "value"))
+    if not pre or value is None:
+        print(f"states-steal: preempted threads {sorted(pre)}, steal-end marker {value}: missing")
+        return False
+    tid = max(pre, key=pre.get)
+    who = max(by[tid], key=by[tid].get)
+    err = 100.0 * (pre[tid] - value) / value if value else 100.0
+    print(f"states-steal: thread {tid}: preempted on the host {pre[tid] / 1e6:.3f} ms, its vperf::steal "
+          f"{value / 1e6:.3f} ms ({err:+.2f}%, limit {pct}%); preempted most by {who}")
+    return abs(err) <= pct and who.startswith("sh:")
+
+
 def main():
+    if len(sys.argv) == 11 and sys.argv[1] == "states":
+        a = sys.argv
+        ok = states(a[2], a[3], int(a[4], 0), int(a[5]), int(a[6]), int(a[7]), int(a[8]), int(a[9]), int(a[10]))
+        print("PASS" if ok else "FAIL")
+        return 0 if ok else 1
+    if len(sys.argv) == 5 and sys.argv[1] == "states-steal":
+        ok = states_steal(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+        print("PASS" if ok else "FAIL")
+        return 0 if ok else 1
     if len(sys.argv) in (5, 6) and sys.argv[1] == "sample":
         ok = sample(sys.argv[2], sys.argv[3], int(sys.argv[4], 0),
                     int(sys.argv[5]) if len(sys.argv) == 6 else 0)

@@ -20,7 +20,7 @@
  *	marker "cpu" whose value is its CLOCK_THREAD_CPUTIME_ID in ns, read just before; prints
  *	"sched: threads T migrations M cpu-ms C".
  *   vperf-record-marks steal SECONDS
- *	on CPU 0, marker "steal-begin", then burns CPU for SECONDS of wall time counting
+ *	in a new thread on CPU 0, marker "steal-begin", then burns CPU for SECONDS of wall time counting
  *	vperf::steal (libvperf, pv backend: the vCPU thread's host run delay while this thread
  *	ran), then marker "steal-end" whose value is the steal in ns; prints "steal: N ns".
  *   vperf-record-marks sample SECONDS
@@ -41,6 +41,14 @@
  *	the host now refuses); prints "scribble: written W lost L; on the broken CPU: flush F"
  *	and the module's trace_stats flush lines.
  *
+ *   vperf-record-marks sleep N MS
+ *	sleeps N times MS ms (clock_nanosleep, CLOCK_MONOTONIC); prints "sleep: tid T N x MS ms"
+ *	(the states case: its waits are the timer's).
+ *   vperf-record-marks wake N
+ *	two threads pinned to CPU 0 pass a futex word back and forth N times (FUTEX_WAIT until
+ *	the other's FUTEX_WAKE): each of the waiter's waits ends in the waker's wake; prints "wake:
+ *	waiter W waker K rounds N" (the states case: the waiter's waits name the waker).
+ *
  * Exits 0 when every marker call succeeded or was counted lost (-ENOSPC), 1 otherwise, 2 usage.
  */
 #include <errno.h>
@@ -53,6 +61,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/io.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
 
 #include <vperf/vperf.h>
 
@@ -178,7 +188,35 @@ static void *sched_burn(void *arg)
 }
 
 /* On CPU 0: "steal-begin", SECONDS of burning, "steal-end" = vperf::steal ns over them.  0, or 1 (said why). */
+/*
+ * In a thread of its own, so that the thread's life is the counting window give or take its set-up
+ * (the states-steal case compares the whole thread's "preempted on the host" with the count).
+ */
+static int steal_body(double seconds);
+static double steal_seconds;
+static int steal_status;
+
+static void *steal_thread(void *arg)
+{
+	(void)arg;
+	steal_status = steal_body(steal_seconds);
+	return NULL;
+}
+
 static int steal(double seconds)
+{
+	pthread_t t;
+
+	steal_seconds = seconds;
+	if (pthread_create(&t, NULL, steal_thread, NULL)) {
+		fprintf(stderr, "vperf-record-marks: steal: pthread_create failed\n");
+		return 1;
+	}
+	pthread_join(t, NULL);
+	return steal_status;
+}
+
+static int steal_body(double seconds)
 {
 	struct vperf_evset_opts o = { .size = sizeof(o), .backend = "pv" };
 	struct vperf_evset *es = NULL;
@@ -420,6 +458,78 @@ static int run_workers(void *(*fn)(void *), unsigned int nr, uint64_t total, str
 	return ret;
 }
 
+/* sleep: N sleeps of MS ms. */
+static int sleeper(uint64_t n, uint64_t ms)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	for (uint64_t i = 0; i < n; i++) {
+		int err = clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+
+		if (err) {
+			fprintf(stderr, "vperf-record-marks: clock_nanosleep: %s\n", strerror(err));
+			return 1;
+		}
+	}
+	printf("sleep: tid %ld %llu x %llu ms\n", (long)syscall(SYS_gettid), (unsigned long long)n,
+	       (unsigned long long)ms);
+	return 0;
+}
+
+/* wake: the futex word is whose turn it is (0 the waiter's, 1 the waker's); each side waits for its turn. */
+static uint32_t wake_turn;
+static uint64_t wake_rounds;
+static long wake_tid[2];
+
+static void turn_wait(uint32_t mine)
+{
+	while (__atomic_load_n(&wake_turn, __ATOMIC_ACQUIRE) != mine)
+		syscall(SYS_futex, &wake_turn, FUTEX_WAIT_PRIVATE, 1 - mine, NULL, NULL, 0);
+}
+
+static void turn_pass(uint32_t to)
+{
+	__atomic_store_n(&wake_turn, to, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &wake_turn, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void *wake_side(void *arg)
+{
+	uint32_t me = (uint32_t)(uintptr_t)arg;
+
+	if (pin(0))
+		return (void *)1;
+	wake_tid[me] = (long)syscall(SYS_gettid);
+	for (uint64_t i = 0; i < wake_rounds; i++) {
+		turn_wait(me);
+		turn_pass(1 - me);
+	}
+	return NULL;
+}
+
+static int waker(uint64_t n)
+{
+	pthread_t t[2];
+	void *r0 = NULL, *r1 = NULL;
+
+	wake_rounds = n;
+	wake_turn = 1;	/* the waker goes first: the waiter starts by waiting */
+	if (pthread_create(&t[0], NULL, wake_side, (void *)0) ||
+	    pthread_create(&t[1], NULL, wake_side, (void *)1)) {
+		fprintf(stderr, "vperf-record-marks: pthread_create failed\n");
+		return 1;
+	}
+	pthread_join(t[0], &r0);
+	pthread_join(t[1], &r1);
+	if (r0 || r1) {
+		fprintf(stderr, "vperf-record-marks: wake: could not pin to CPU 0\n");
+		return 1;
+	}
+	printf("wake: waiter %ld waker %ld rounds %llu\n", wake_tid[0], wake_tid[1],
+	       (unsigned long long)n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t a, b;
@@ -489,7 +599,13 @@ int main(int argc, char **argv)
 		return steal((double)a);
 	if (argc == 3 && !strcmp(argv[1], "profile") && !parse(argv[2], 1, 3600, &a))
 		return profile((double)a);
+	if (argc == 4 && !strcmp(argv[1], "sleep") && !parse(argv[2], 1, 100000, &a) &&
+	    !parse(argv[3], 1, 10000, &b))
+		return sleeper(a, b);
+	if (argc == 3 && !strcmp(argv[1], "wake") && !parse(argv[2], 1, 10000000, &a))
+		return waker(a);
 	fprintf(stderr, "usage: vperf-record-marks conserve THREADS(1..64) TOTAL | stream THREADS SECONDS | "
-		"order N PORT | sched THREADS SECONDS [HOP_MS] | steal SECONDS | sample SECONDS | profile SECONDS | scribble N CPU(0..1)\n");
+		"order N PORT | sched THREADS SECONDS [HOP_MS] | steal SECONDS | sample SECONDS | profile SECONDS | scribble N CPU(0..1) | "
+		"sleep N MS | wake N\n");
 	return 2;
 }
