@@ -676,7 +676,7 @@ static int report_states(const struct report_opts *o)
 	err = vperf_report__open(o->dir, &r, why, sizeof(why));
 	if (err)
 		return cli_error("report", "%s: %s", o->dir, why);
-	err = vperf_report__analyse(r, &a);
+	err = vperf_report__analyse(r, 0, &a);
 	if (err == -ENOENT) {
 		status = cli_error("report", "--states: %s has no guest scheduling events: it takes "
 				   "a `vperf vm record` recording of a guest tracing with "

@@ -31,6 +31,19 @@
 #define C_MARKER	"#e08a00"
 #define C_MIXED		"#7a7a7a"	/* threads taking turns within a pixel */
 
+/* A guest thread's states (docs/states.md) in a VM recording's rows; NULL: not drawn (running) */
+static const char *const state_fill[VPERF_STATE_NR] = {
+	[VPERF_STATE_KVM] = "#8c564b",		/* in the host for an exit: KVM */
+	[VPERF_STATE_VMM] = "#e377c2",		/* ... the VMM */
+	[VPERF_STATE_PREEMPTED] = "#d62728",	/* preempted on the host */
+	[VPERF_STATE_HOST_SLEEP] = "#555555",	/* its vCPU sleeping in the host */
+	[VPERF_STATE_RUNNABLE] = "#f2cc30",	/* runnable in the guest */
+	[VPERF_STATE_WAIT_TIMER] = "#9ecae1",	/* waiting: timer */
+	[VPERF_STATE_WAIT_DEVICE] = "#fdae6b",	/* waiting: device */
+	[VPERF_STATE_WAIT_THREAD] = "#c5b0d5",	/* waiting: thread */
+	[VPERF_STATE_WAIT_UNKNOWN] = "#cfcfcf",	/* waiting: unknown */
+};
+
 void vperf_timeline_ticks(uint64_t span, double px, double min_px,
 			  struct vperf_timeline_ticks *t)
 {
@@ -129,6 +142,9 @@ struct draw {
 	struct vperf_report_slice *s;
 	size_t nr_s;
 	struct vperf_timeline_span *tmp;	/* nr_s spans, for a row */
+	struct vperf_report_analysis an;	/* a VM recording's guest states (an.spans), or none */
+	bool states;
+	struct vperf_timeline_span *stmp;	/* an.nr_spans spans, for a row */
 };
 
 static double x_of(const struct draw *d, uint64_t ts)
@@ -224,6 +240,103 @@ static void put_spans(struct draw *d, const struct row *row, double y)
 	}
 }
 
+/* t's first span in d->an.spans (sorted by thread), or nr_spans */
+static size_t first_span(const struct draw *d, int32_t t)
+{
+	size_t lo = 0, hi = d->an.nr_spans;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->an.spans[mid].thread < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * A guest thread's states off a vCPU (waits, runnable) over its row, each in its colour; per
+ * state, spans closer than a pixel merge (a wait is long against a pixel, or it is a blur of
+ * short ones, and the running colour drawn over it shows the turns).
+ */
+static void put_waits(struct draw *d, int32_t t, double y)
+{
+	uint64_t gap = (uint64_t)d->ns_per_px;
+	size_t lo = first_span(d, t), n;
+
+	for (int st = VPERF_STATE_RUNNABLE; st < VPERF_STATE_NR; st++) {
+		n = 0;
+		for (size_t i = lo; i < d->an.nr_spans && d->an.spans[i].thread == t; i++)
+			if (d->an.spans[i].state == st)
+				d->stmp[n++] = (struct vperf_timeline_span){ d->an.spans[i].start,
+									     d->an.spans[i].end, st };
+		n = vperf_timeline_merge(d->stmp, n, gap);
+		for (size_t i = 0; i < n; i++)
+			rect(d, d->stmp[i].start, d->stmp[i].end, y, ROW_H, state_fill[st]);
+	}
+}
+
+#define HOST_H	(ROW_H / 2)	/* the host side's band: the row's lower half */
+
+/*
+ * Its host side while on a vCPU (exits in KVM and in the VMM, host preemption, host sleep), as
+ * the share of each pixel column's time: bars from the row's bottom, HOST_H px for a whole
+ * column, stacked by state; columns of equal height merge.  An exit far shorter than a pixel
+ * draws nothing rather than a pixel it does not fill.
+ */
+static int put_host_side(struct draw *d, int32_t t, double y)
+{
+	enum { FIRST = VPERF_STATE_KVM, NR = VPERF_STATE_HOST_SLEEP - VPERF_STATE_KVM + 1 };
+	size_t ncol = (size_t)ceil(d->plot_w) + 1, lo = first_span(d, t);
+	double *acc = calloc(ncol * NR, sizeof(*acc));
+	int *off = calloc(ncol, sizeof(*off));
+
+	if (!acc || !off) {
+		free(acc);
+		free(off);
+		return -ENOMEM;
+	}
+	for (size_t i = lo; i < d->an.nr_spans && d->an.spans[i].thread == t; i++) {
+		const struct vperf_report_span *s = &d->an.spans[i];
+		double a = x_of(d, s->start) - LEFT, b = x_of(d, s->end) - LEFT;
+
+		if (s->state < FIRST || s->state >= FIRST + NR)
+			continue;
+		for (size_t c = a > 0 ? (size_t)a : 0; c < ncol && (double)c < b; c++) {
+			double x0 = a > (double)c ? a : (double)c;
+			double x1 = b < (double)c + 1 ? b : (double)c + 1;
+
+			if (x1 > x0)
+				acc[c * NR + (s->state - FIRST)] += x1 - x0;
+		}
+	}
+	for (int st = 0; st < NR; st++) {
+		size_t c = 0;
+
+		while (c < ncol) {
+			int h = (int)lround(acc[c * NR + st] * HOST_H), o = off[c];
+			size_t e = c + 1;
+
+			if (h > HOST_H - o)
+				h = HOST_H - o;
+			while (e < ncol && (int)lround(acc[e * NR + st] * HOST_H) == h && off[e] == o)
+				e++;
+			if (h > 0)
+				fprintf(d->out, "<rect x=\"%d\" y=\"%.1f\" width=\"%zu\" height=\"%d\" "
+					"fill=\"%s\"/>\n", LEFT + (int)c, y + ROW_H - o - h, e - c, h,
+					state_fill[FIRST + st]);
+			for (size_t k = c; k < e; k++)
+				off[k] += h > 0 ? h : 0;
+			c = e;
+		}
+	}
+	free(acc);
+	free(off);
+	return 0;
+}
+
 /* A thread's samples: one tick per pixel column, as one path. */
 static void put_samples(struct draw *d, int32_t t, double y)
 {
@@ -290,9 +403,10 @@ static void put_marks(struct draw *d, const struct row *row, double y)
 	}
 }
 
-static void put_row(struct draw *d, const struct row *row, double y)
+static int put_row(struct draw *d, const struct row *row, double y)
 {
 	char label[160], buf[32];
+	int err = 0;
 
 	if (row->cpu) {
 		snprintf(label, sizeof(label), "%s %" PRIu32, row->vcpu ? "vCPU" : "CPU", row->n);
@@ -311,10 +425,15 @@ static void put_row(struct draw *d, const struct row *row, double y)
 	fprintf(d->out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", LEFT - 8, y + ROW_H - 4);
 	put_text(d->out, label);
 	fputs("</text>\n", d->out);
+	if (!row->cpu && d->states && apart(d, (int32_t)row->n))
+		put_waits(d, (int32_t)row->n, y);
 	put_spans(d, row, y);
+	if (!row->cpu && d->states && apart(d, (int32_t)row->n))
+		err = put_host_side(d, (int32_t)row->n, y);
 	if (!row->cpu)
 		put_samples(d, (int32_t)row->n, y);
 	put_marks(d, row, y);
+	return err;
 }
 
 static void put_axis(struct draw *d, double bottom)
@@ -354,15 +473,34 @@ static unsigned int put_legend(struct draw *d, double y, bool draw)
 		{ "diamond", C_MARKER, "marker" },
 		{ "bar", C_LOST, "lost events" },
 	};
+	static const char *const state_text[VPERF_STATE_NR] = {
+		[VPERF_STATE_KVM] = "VM exit in KVM (share of a pixel, lower half)",
+		[VPERF_STATE_VMM] = "VM exit in the VMM",
+		[VPERF_STATE_PREEMPTED] = "vCPU preempted on the host",
+		[VPERF_STATE_HOST_SLEEP] = "vCPU sleeping in the host",
+		[VPERF_STATE_RUNNABLE] = "runnable in the guest",
+		[VPERF_STATE_WAIT_TIMER] = "waiting: timer",
+		[VPERF_STATE_WAIT_DEVICE] = "waiting: device",
+		[VPERF_STATE_WAIT_THREAD] = "waiting: thread",
+		[VPERF_STATE_WAIT_UNKNOWN] = "waiting: unknown",
+	};
+	size_t nr_items = sizeof(items) / sizeof(items[0]);
 	double x = 8, right = LEFT + d->plot_w + RIGHT - 8;
 	unsigned int lines = 1;
 	char fill[16];
 
 	if (draw)
 		fprintf(d->out, "<g id=\"legend\" class=\"legend\">\n");
-	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
-		const char *f = items[i].fill;
-		double w = 24 + 7.0 * (double)strlen(items[i].text);	/* about 7 px a letter */
+	for (size_t i = 0; i < nr_items + (d->states ? VPERF_STATE_NR : 0); i++) {
+		bool st = i >= nr_items;
+		const char *f = st ? state_fill[i - nr_items] : items[i].fill;
+		const char *text = st ? state_text[i - nr_items] : items[i].text;
+		const char *shape = st ? "rect" : items[i].shape;
+		double w;
+
+		if (!text)
+			continue;
+		w = 24 + 7.0 * (double)strlen(text);	/* about 7 px a letter */
 
 		if (x > 8 && x + w > right) {
 			x = 8;
@@ -378,23 +516,23 @@ static unsigned int put_legend(struct draw *d, double y, bool draw)
 			colour(0, fill, sizeof(fill));
 			f = fill;
 		}
-		if (!strcmp(items[i].shape, "rect"))
+		if (!strcmp(shape, "rect"))
 			fprintf(d->out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"18\" height=\"12\" "
 				"fill=\"%s\"/>\n", x, y, f);
-		else if (!strcmp(items[i].shape, "tick"))
+		else if (!strcmp(shape, "tick"))
 			fprintf(d->out, "<path d=\"M%.1f %.1fv10\" stroke=\"%s\"/>\n", x + 9, y + 1,
 				f);
-		else if (!strcmp(items[i].shape, "tri"))
+		else if (!strcmp(shape, "tri"))
 			fprintf(d->out, "<path d=\"M%.1f %.1fl-5 -7h10z\" fill=\"%s\"/>\n", x + 9,
 				y + 10, f);
-		else if (!strcmp(items[i].shape, "diamond"))
+		else if (!strcmp(shape, "diamond"))
 			fprintf(d->out, "<path d=\"M%.1f %.1fl5 5l-5 5l-5 -5z\" fill=\"%s\"/>\n",
 				x + 9, y + 1, f);
 		else
 			fprintf(d->out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"3\" height=\"14\" "
 				"fill=\"%s\"/>\n", x + 8, y - 1, f);
 		fprintf(d->out, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 24, y + 11,
-			items[i].text);
+			text);
 		x += w + 18;
 	}
 	if (draw)
@@ -437,6 +575,16 @@ int vperf_timeline_svg(struct vperf_report *r, unsigned int width, FILE *out, ch
 	rows = calloc((size_t)nr_cpus + nr_vcpus + r->nr_threads + 1, sizeof(*rows));
 	if (!rows)
 		goto out_free;
+	if (d.vm) {	/* a VM recording with guest scheduling: its threads' states too */
+		int e = vperf_report__analyse(r, VPERF_ANALYSE_SPANS, &d.an);
+
+		if (e == -ENOMEM)
+			goto out_free;
+		d.states = !e;
+		d.stmp = malloc((d.an.nr_spans + 1) * sizeof(*d.stmp));
+		if (!d.stmp)
+			goto out_free;
+	}
 	for (uint32_t i = 0; i < nr_cpus; i++)
 		rows[nr_rows++] = (struct row){ .cpu = true, .n = i };
 	for (uint32_t i = 0; i < nr_vcpus; i++)
@@ -461,11 +609,15 @@ int vperf_timeline_svg(struct vperf_report *r, unsigned int width, FILE *out, ch
 	fprintf(out, " (%.3f s, %zu rows)</text>\n", (double)d.span / 1e9, nr_rows);
 	put_axis(&d, TOP + (double)nr_rows * (ROW_H + ROW_GAP));
 	for (size_t i = 0; i < nr_rows; i++)
-		put_row(&d, &rows[i], TOP + (double)i * (ROW_H + ROW_GAP));
+		if (put_row(&d, &rows[i], TOP + (double)i * (ROW_H + ROW_GAP)))
+			goto out_free;	/* err is -ENOMEM */
 	put_legend(&d, TOP + (double)nr_rows * (ROW_H + ROW_GAP) + 14, true);
 	fputs("</svg>\n", out);
 	err = 0;
 out_free:
+	if (d.states)
+		vperf_report_analysis__exit(&d.an);
+	free(d.stmp);
 	free(rows);
 	free(shown);
 	free(d.tmp);

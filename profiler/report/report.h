@@ -305,6 +305,16 @@ struct vperf_report_wait {
 	int32_t waker;			/* the waking thread (WAIT_THREAD), else -1 */
 };
 
+/* A piece of a guest thread's life in one state (VPERF_ANALYSE_SPANS). */
+struct vperf_report_span {
+	uint64_t start, end;
+	int32_t thread;
+	uint32_t vcpu;			/* on it; UINT32_MAX: on no vCPU (runnable, waiting) */
+	uint8_t state;			/* enum vperf_report_state */
+};
+
+#define VPERF_ANALYSE_SPANS	1u	/* also every guest thread's spans (timelines) */
+
 struct vperf_report_analysis {
 	struct vperf_report_states *threads;	/* one per guest thread with a sched_switch */
 	size_t nr_threads;
@@ -312,6 +322,8 @@ struct vperf_report_analysis {
 	size_t nr_vcpus;
 	struct vperf_report_wait *waits;	/* every wait, by thread then start */
 	size_t nr_waits;
+	struct vperf_report_span *spans;	/* with VPERF_ANALYSE_SPANS: by thread, then start */
+	size_t nr_spans;
 	bool host_events;		/* kvm_exit/kvm_entry of the vCPU threads were recorded */
 	bool svm;			/* exit reasons are AMD SVM codes (else Intel VMX) */
 };
@@ -321,8 +333,8 @@ struct vperf_report_analysis {
  * how it is found).  0, -ENOENT (no guest scheduling events: not a `vperf vm record`
  * recording of a guest with vperf_guest.ko tracing), or -ENOMEM.
  */
-int vperf_report__analyse(const struct vperf_report *r, struct vperf_report_analysis *a)
-	__attribute__((warn_unused_result));
+int vperf_report__analyse(const struct vperf_report *r, unsigned int flags,
+			  struct vperf_report_analysis *a) __attribute__((warn_unused_result));
 void vperf_report_analysis__exit(struct vperf_report_analysis *a);
 
 /* A hardware exit reason's name ("npf", "io_instruction"), or NULL if unknown. */

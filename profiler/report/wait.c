@@ -367,30 +367,6 @@ static int by_time(const void *x, const void *y)
 	return strcmp(a->detail, b->detail);
 }
 
-/* The vCPU's segments over [a, b) into st's rows: a piece counts where its segment begins. */
-static int add_slice(struct vperf_report_states *st, size_t *cap, const struct segs *l, uint64_t a,
-		     uint64_t b)
-{
-	size_t lo = 0, hi = l->nr;
-
-	while (lo < hi) {	/* the first segment ending after a */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l->s[mid].end <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i < l->nr && l->s[i].start < b; i++) {
-		const struct seg *g = &l->s[i];
-		uint64_t x = g->start > a ? g->start : a, y = g->end < b ? g->end : b;
-
-		if (add_row(st, cap, g->state, g->detail, y - x, g->first && g->start >= a))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 /* ---- pass 2: each guest thread ---- */
 
 struct gstate {
@@ -486,11 +462,64 @@ struct ctx {
 	size_t cap_threads, cap_waits;
 	struct segs *busy;		/* per vCPU: when a guest thread was on it */
 	uint64_t t0;			/* the guest's first traced event: its threads' view starts */
+	bool want_spans;
+	size_t cap_spans;
 };
+
+/* Thread t was in state on vcpu from a to b: a span, if they are wanted. */
+static int span(struct ctx *c, int32_t t, uint8_t state, uint32_t vcpu, uint64_t a, uint64_t b)
+{
+	struct vperf_report_analysis *an = c->a;
+
+	if (!c->want_spans || b <= a)
+		return 0;
+	if (grow(&an->spans, &c->cap_spans, an->nr_spans, sizeof(*an->spans)))
+		return -ENOMEM;
+	an->spans[an->nr_spans++] = (struct vperf_report_span){ .start = a, .end = b, .thread = t,
+								.vcpu = vcpu, .state = state };
+	return 0;
+}
+
+/* A row and its span. */
+static int add_iv(struct ctx *c, int32_t t, uint8_t state, const char *detail, uint64_t a,
+		  uint64_t b, uint64_t count)
+{
+	if (add_row(&c->a->threads[c->g[t].out], &c->g[t].cap_rows, state, detail,
+		    b > a ? b - a : 0, count))
+		return -ENOMEM;
+	return span(c, t, state, UINT32_MAX, a, b);
+}
 
 static struct vperf_report_states *table(struct ctx *c, int32_t t)
 {
 	return &c->a->threads[c->g[t].out];
+}
+
+/* The vCPU's segments over [a, b) into thread t's rows: a piece counts where its segment begins. */
+static int add_slice(struct ctx *c, int32_t t, uint32_t vcpu, uint64_t a, uint64_t b)
+{
+	const struct segs *l = &c->hs[vcpu].segs;
+	struct vperf_report_states *st = &c->a->threads[c->g[t].out];
+	size_t lo = 0, hi = l->nr;
+
+	while (lo < hi) {	/* the first segment ending after a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->s[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < l->nr && l->s[i].start < b; i++) {
+		const struct seg *g = &l->s[i];
+		uint64_t x = g->start > a ? g->start : a, y = g->end < b ? g->end : b;
+
+		if (add_row(st, &c->g[t].cap_rows, g->state, g->detail, y - x,
+			    g->first && g->start >= a) ||
+		    span(c, t, g->state, vcpu, x, y))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static int run_slice(struct ctx *c, int32_t t, uint64_t a, uint64_t b)
@@ -501,21 +530,20 @@ static int run_slice(struct ctx *c, int32_t t, uint64_t a, uint64_t b)
 		return 0;
 	if (push_seg(&c->busy[g->vcpu], a, b, VPERF_STATE_GUEST, true, ""))
 		return -ENOMEM;
-	return add_slice(table(c, t), &g->cap_rows, &c->hs[g->vcpu].segs, a, b);
+	return add_slice(c, t, g->vcpu, a, b);
 }
 
 /* The time off a vCPU from off_since to ts: a wait (blocked) and its runnable tail. */
 static int off_until(struct ctx *c, int32_t t, uint64_t ts, bool running_again, uint32_t vcpu)
 {
 	struct gstate *g = &c->g[t];
-	struct vperf_report_states *st = table(c, t);
 	int err;
 
 	if (g->off_since == NONE || ts < g->off_since)
 		return 0;
 	if (!g->blocked)
-		return add_row(st, &g->cap_rows, VPERF_STATE_RUNNABLE, "preempted in the guest",
-			       ts - g->off_since, 1);
+		return add_iv(c, t, VPERF_STATE_RUNNABLE, "preempted in the guest", g->off_since, ts,
+			      1);
 	if (g->woken == NONE) {
 		g->w.cause = VPERF_STATE_WAIT_UNKNOWN;
 		snprintf(g->w.detail, sizeof(g->w.detail), "%s",
@@ -523,10 +551,9 @@ static int off_until(struct ctx *c, int32_t t, uint64_t ts, bool running_again, 
 		g->w.waker = -1;
 		g->woken = ts;
 	}
-	err = add_row(st, &g->cap_rows, g->w.cause, g->w.detail, g->woken - g->off_since, 1);
+	err = add_iv(c, t, g->w.cause, g->w.detail, g->off_since, g->woken, 1);
 	if (!err)
-		err = add_row(st, &g->cap_rows, VPERF_STATE_RUNNABLE, "woken, waiting for a vCPU",
-			      ts - g->woken, 0);
+		err = add_iv(c, t, VPERF_STATE_RUNNABLE, "woken, waiting for a vCPU", g->woken, ts, 0);
 	if (err)
 		return err;
 	if (grow(&c->a->waits, &c->cap_waits, c->a->nr_waits, sizeof(*c->a->waits)))
@@ -564,11 +591,10 @@ static int first_seen(struct ctx *c, int32_t t, uint64_t ts, bool first_is_in)
 	st->start = born < ts ? born : ts;
 	st->end = died;
 	if (first_is_in && born != c->t0)	/* from its fork to its first run */
-		return add_row(st, &g->cap_rows, VPERF_STATE_RUNNABLE, "new, not yet run",
-			       ts - st->start, 0);
+		return add_iv(c, t, VPERF_STATE_RUNNABLE, "new, not yet run", st->start, ts, 0);
 	if (first_is_in)	/* off a vCPU, nobody said why */
-		return add_row(st, &g->cap_rows, VPERF_STATE_WAIT_UNKNOWN,
-			       "before its first event", ts - st->start, 0);
+		return add_iv(c, t, VPERF_STATE_WAIT_UNKNOWN, "before its first event", st->start,
+			      ts, 0);
 	g->since = st->start;	/* it ran since before its first switch */
 	return 0;
 }
@@ -698,6 +724,8 @@ static int vcpu_table(struct ctx *c, size_t v, struct vperf_report_states *st)
 			if (y > x)
 				busy += y - x;
 		}
+		if (busy > g->end - g->start)	/* slices overlap only where events were lost */
+			busy = g->end - g->start;
 		err = add_row(st, &cap, VPERF_STATE_GUEST, "a thread", busy, 0);
 		if (!err)
 			err = add_row(st, &cap, VPERF_STATE_GUEST, "the idle task",
@@ -717,9 +745,19 @@ static int by_wait(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-int vperf_report__analyse(const struct vperf_report *r, struct vperf_report_analysis *a)
+static int by_span(const void *x, const void *y)
 {
-	struct ctx c = { .r = r, .a = a };
+	const struct vperf_report_span *a = x, *b = y;
+
+	if (a->thread != b->thread)
+		return a->thread < b->thread ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+int vperf_report__analyse(const struct vperf_report *r, unsigned int flags,
+			  struct vperf_report_analysis *a)
+{
+	struct ctx c = { .r = r, .a = a, .want_spans = flags & VPERF_ANALYSE_SPANS };
 	struct tidmap *map = NULL;
 	int32_t *vcpu_of = NULL;
 	size_t nr_map = 0;
@@ -802,6 +840,8 @@ int vperf_report__analyse(const struct vperf_report *r, struct vperf_report_anal
 	}
 	if (!err && a->nr_waits)
 		qsort(a->waits, a->nr_waits, sizeof(*a->waits), by_wait);
+	if (!err && a->nr_spans)
+		qsort(a->spans, a->nr_spans, sizeof(*a->spans), by_span);
 	for (size_t i = 1; !err && i < a->nr_threads; i++) {	/* by tid (few: insertion) */
 		struct vperf_report_states x = a->threads[i];
 		size_t j = i;
@@ -836,6 +876,7 @@ void vperf_report_analysis__exit(struct vperf_report_analysis *a)
 	free(a->threads);
 	free(a->vcpus);
 	free(a->waits);
+	free(a->spans);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -140,7 +140,7 @@ static void thread_time_splits_into_exits_preemption_and_waits_by_their_cause(vo
 	const struct vperf_report_states *st;
 
 	(void)state;
-	assert_int_equal(vperf_report__analyse(r, &a), 0);
+	assert_int_equal(vperf_report__analyse(r, 0, &a), 0);
 	assert_true(a.host_events);
 	assert_true(a.svm);
 	assert_int_equal(a.nr_threads, 2);
@@ -184,7 +184,7 @@ static void vcpu_time_splits_into_thread_idle_halted_and_host_states(void **stat
 	const struct vperf_report_states *st;
 
 	(void)state;
-	assert_int_equal(vperf_report__analyse(r, &a), 0);
+	assert_int_equal(vperf_report__analyse(r, 0, &a), 0);
 	assert_int_equal(a.nr_vcpus, 2);
 	st = &a.vcpus[0];
 	assert_int_equal(st->vcpu, 0);
@@ -212,7 +212,7 @@ static void waits_name_their_wakers_and_chain_back(void **state)
 	const struct vperf_report_wait *w;
 
 	(void)state;
-	assert_int_equal(vperf_report__analyse(r, &a), 0);
+	assert_int_equal(vperf_report__analyse(r, 0, &a), 0);
 	assert_int_equal(a.nr_waits, 3);
 	/* by thread, then start: A's timer wait, A's wait for B, B's device wait */
 	w = &a.waits[0];
@@ -236,6 +236,46 @@ static void waits_name_their_wakers_and_chain_back(void **state)
 	free_vm(r);
 }
 
+static void spans_tile_each_thread_and_sum_to_its_rows(void **state)
+{
+	struct vperf_report *r = known_vm();
+	struct vperf_report_analysis a;
+	uint64_t by_state[VPERF_STATE_NR] = { 0 }, end = 0;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(vperf_report__analyse(r, VPERF_ANALYSE_SPANS, &a), 0);
+	for (size_t i = 0; i < a.nr_spans; i++) {
+		const struct vperf_report_span *s = &a.spans[i];
+
+		if (s->thread != A)
+			continue;
+		/* A's spans: in order, each beginning where the last ended, from 0 to its exit */
+		assert_int_equal(s->start, end);
+		assert_true(s->end > s->start);
+		end = s->end;
+		by_state[s->state] += s->end - s->start;
+		assert_int_equal(s->vcpu, s->state <= VPERF_STATE_HOST_SLEEP ? 0 : UINT32_MAX);
+		n++;
+	}
+	assert_int_equal(end, 910);
+	assert_int_equal(by_state[VPERF_STATE_GUEST], 470);
+	assert_int_equal(by_state[VPERF_STATE_PREEMPTED], 60);
+	assert_int_equal(by_state[VPERF_STATE_WAIT_TIMER], 205);
+	assert_int_equal(by_state[VPERF_STATE_RUNNABLE], 35);
+	/* 0-100 guest, 100-110 kvm, 110-130 vmm, 130-140 kvm, 140-200 guest, 200-260 preempted,
+	 * 260-300 guest, 300-505 timer, 505-520 runnable, 520-600 guest, 600-700 thread,
+	 * 700-720 runnable, 720-910 guest */
+	assert_int_equal(n, 13);
+	vperf_report_analysis__exit(&a);
+	/* not asked for: none */
+	assert_int_equal(vperf_report__analyse(r, 0, &a), 0);
+	assert_null(a.spans);
+	assert_int_equal(a.nr_spans, 0);
+	vperf_report_analysis__exit(&a);
+	free_vm(r);
+}
+
 static void without_host_events_exits_are_the_vmms_and_nothing_is_preempted(void **state)
 {
 	struct vperf_report *r = known_vm();
@@ -247,7 +287,7 @@ static void without_host_events_exits_are_the_vmms_and_nothing_is_preempted(void
 		if (r->tlevs[i].layer != HOST)
 			r->tlevs[n++] = r->tlevs[i];
 	r->nr_tlevs = n;
-	assert_int_equal(vperf_report__analyse(r, &a), 0);
+	assert_int_equal(vperf_report__analyse(r, 0, &a), 0);
 	assert_false(a.host_events);
 	row_is(&a.threads[0], VPERF_STATE_VMM, "io 0x5700", 20, 1);
 	/* one guest segment cut by the exit: its first piece counts, not the rest */
@@ -269,7 +309,7 @@ static void a_recording_without_guest_scheduling_is_enoent(void **state)
 		if (r->tlevs[i].layer == HOST)
 			r->tlevs[n++] = r->tlevs[i];
 	r->nr_tlevs = n;
-	assert_int_equal(vperf_report__analyse(r, &a), -ENOENT);
+	assert_int_equal(vperf_report__analyse(r, 0, &a), -ENOENT);
 	free_vm(r);
 }
 
@@ -293,6 +333,7 @@ int main(void)
 		cmocka_unit_test(thread_time_splits_into_exits_preemption_and_waits_by_their_cause),
 		cmocka_unit_test(vcpu_time_splits_into_thread_idle_halted_and_host_states),
 		cmocka_unit_test(waits_name_their_wakers_and_chain_back),
+		cmocka_unit_test(spans_tile_each_thread_and_sum_to_its_rows),
 		cmocka_unit_test(without_host_events_exits_are_the_vmms_and_nothing_is_preempted),
 		cmocka_unit_test(a_recording_without_guest_scheduling_is_enoent),
 		cmocka_unit_test(exit_reasons_are_named_for_svm_and_vmx),

@@ -367,6 +367,45 @@ static void svg_has_a_row_per_cpu_and_thread_and_a_legend(void **state)
 	vperf_report__delete(r);
 }
 
+/*
+ * The guest's threads in a VM recording are drawn in their states (docs/states.md): tid 6, out at
+ * 600 runnable (prev_state 0) and in at 700, is "runnable in the guest" from 600 to 700; tid 5,
+ * blocked at 700 with no wakeup, "waiting: unknown" to the end (1000).  The host's recording has
+ * none of it.
+ */
+static void svg_of_a_vm_recording_draws_guest_threads_states(void **state)
+{
+	struct vperf_report *r = known_recording(true);
+	char *buf = NULL, why[64];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(vperf_timeline_svg(r, 1000, f, why, sizeof(why)), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(buf, ">runnable in the guest</text>"));
+	assert_non_null(strstr(buf, ">waiting: timer</text>"));
+	/* 780 px for 1000 ns: 600..700 is x 668 (200 + 600 * 0.78), 78 px wide, runnable's colour */
+	assert_non_null(strstr(buf, "<rect x=\"668.00\""));
+	assert_non_null(strstr(buf, "width=\"78.00\" height=\"16.0\" fill=\"#f2cc30\""));
+	/* 700..1000: 234 px of waiting: unknown */
+	assert_non_null(strstr(buf, "x=\"746.00\""));
+	assert_non_null(strstr(buf, "width=\"234.00\" height=\"16.0\" fill=\"#cfcfcf\""));
+	free(buf);
+	vperf_report__delete(r);
+
+	r = known_recording(false);	/* no VM: no states */
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(vperf_timeline_svg(r, 1000, f, why, sizeof(why)), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_null(strstr(buf, "runnable in the guest"));
+	free(buf);
+	vperf_report__delete(r);
+}
+
 #ifdef VT_CONVERT
 /* A guest sched_switch record on vCPU 0 at guest TSC tsc, appended to buf at *len. */
 static void guest_switch(unsigned char *buf, size_t *len, uint64_t tsc, uint32_t prev,
@@ -450,6 +489,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(chrome_known_events_with_exact_times_and_guest_tracks_apart),
 		cmocka_unit_test(chrome_without_a_vm_keeps_a_guests_own_ids),
 		cmocka_unit_test(svg_has_a_row_per_cpu_and_thread_and_a_legend),
+		cmocka_unit_test(svg_of_a_vm_recording_draws_guest_threads_states),
 #ifdef VT_CONVERT
 		cmocka_unit_test_setup_teardown(
 			chrome_of_a_converted_vm_recording_puts_guest_and_vcpu_tracks_apart,
