@@ -4,7 +4,7 @@
  * "traceEvents", an array of events each with a phase "ph", a name, "pid" and "tid" (which
  * track), and "ts" in microseconds, here the recording's clock in ns written as us with three
  * decimals, exactly.  Phases used: "M" metadata (process and thread names, their order), "X"
- * complete events (a slice with "dur": running, a VMM exit), "i" instants (samples, fork,
+ * complete events (a slice with "dur": running, a VMM exit, a guest thread's state), "i" instants (samples, fork,
  * exec, exit, wakeups, losses, markers) and "B"/"E" for begin/end markers.
  *
  * Tracks: each host thread in its process; the host's CPUs as threads of a process "CPUs"
@@ -200,6 +200,35 @@ static void put_slices(struct ctx *c, const struct vperf_report_slice *s, size_t
 	}
 }
 
+/*
+ * A VM recording's guest threads in their states (docs/states.md), as slices on their tracks,
+ * category "state": the waits and runnable time between their running slices, and within them
+ * their vCPU's time in the host (exits, preemption, sleep).  Running itself is "running" above.
+ */
+static int put_states(struct ctx *c)
+{
+	struct vperf_report_analysis a;
+	int err = vperf_report__analyse(c->r, VPERF_ANALYSE_SPANS, &a);
+
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	for (size_t i = 0; i < a.nr_spans; i++) {
+		const struct vperf_report_span *sp = &a.spans[i];
+		uint32_t pid, tid;
+
+		if (sp->state == VPERF_STATE_GUEST || !c->used[sp->thread])
+			continue;
+		ids_of(c, sp->thread, &pid, &tid);
+		begin(c, "X", vperf_report_state_names[sp->state], "state", pid, tid, sp->start);
+		put_us(c->out, "dur", sp->end - sp->start);
+		if (sp->vcpu != UINT32_MAX)
+			fprintf(c->out, ",\"args\":{\"vcpu\":%" PRIu32 "}", sp->vcpu);
+		fputc('}', c->out);
+	}
+	vperf_report_analysis__exit(&a);
+	return 0;
+}
+
 static void put_samples(struct ctx *c, int event)
 {
 	struct vperf_report *r = c->r;
@@ -334,6 +363,12 @@ int vperf_export_chrome(struct vperf_report *r, int event, FILE *out, char *why,
 	fprintf(out, ",\"lost\":%" PRIu64 "},\"traceEvents\":[", r->lost);
 	put_names(&c, nr_cpus, nr_vcpus);
 	put_slices(&c, s, nr);
+	if (c.vm && put_states(&c)) {
+		free(c.used);
+		free(s);
+		snprintf(why, why_len, "out of memory");
+		return -ENOMEM;
+	}
 	put_samples(&c, event);
 	put_events(&c);
 	fputs("\n]}\n", out);

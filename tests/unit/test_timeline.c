@@ -318,6 +318,12 @@ static void chrome_known_events_with_exact_times_and_guest_tracks_apart(void **s
 	assert_non_null(strstr(j, "{\"ph\":\"i\",\"name\":\"lost 7 events\",\"cat\":\"lost\","
 			       "\"pid\":4194304,\"tid\":4194305,\"ts\":0.500,\"s\":\"g\","
 			       "\"args\":{\"count\":7,\"cpu\":1,\"layer\":\"host_kernel\"}}"));
+	/* the guest threads' states (docs/states.md): tid 6 runnable 600..700, tid 5 blocked from 700 */
+	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"runnable in the guest\",\"cat\":\"state\","
+			       "\"pid\":8388608,\"tid\":8388614,\"ts\":0.600,\"dur\":0.100}"));
+	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"waiting: unknown\",\"cat\":\"state\","
+			       "\"pid\":8388608,\"tid\":8388613,\"ts\":0.700,\"dur\":0.300}"));
+	assert_int_equal(count(j, "\"cat\":\"state\""), 2);
 	assert_non_null(strstr(j, "{\"ph\":\"i\",\"name\":\"say \\\"hi\\\"\\u000a\",\"cat\":"
 			       "\"marker\",\"pid\":8388608,\"tid\":8388613,\"ts\":0.800,"
 			       "\"s\":\"t\",\"args\":{\"value\":42}}"));
