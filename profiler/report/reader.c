@@ -444,6 +444,16 @@ static int take_fork(struct sink *k, const bt_field *p, uint64_t ts, uint8_t lay
 	return 0;
 }
 
+/* Thread t's name is now name (unless empty or unchanged): 0 or -ENOMEM. */
+static int rename_to(struct vperf_report *r, int32_t t, const char *name)
+{
+	uint32_t c = r->threads[t].comm;
+
+	if (!*name || (c != UINT32_MAX && !strcmp(r->strings[c], name)))
+		return 0;
+	return intern(r, name, &r->threads[t].comm);
+}
+
 /* thread_switch, sched_switch, sched_wakeup: the timeline's scheduling events. */
 static int take_sched(struct sink *k, const char *name, const bt_field *p, uint64_t ts,
 		      uint8_t layer, uint32_t cpu)
@@ -476,16 +486,16 @@ static int take_sched(struct sink *k, const char *name, const bt_field *p, uint6
 			e->arg = u64_of(member(p, "waker_tid"));
 		return err;
 	}
-	/* sched_switch: both threads' names as the kernel had them then, if none yet */
+	/*
+	 * sched_switch: both threads' names as the kernel had them then, the latest kept (a thread
+	 * that names itself, pthread_setname_np, is known by that name from its next switch on)
+	 */
 	t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "prev_tid")), 0);
 	o = thread_pid(k, layer, (uint32_t)u64_of(member(p, "next_tid")), 0);
 	if (t < 0 || o < 0)
 		return -ENOMEM;
-	if (r->threads[t].comm == UINT32_MAX &&
-	    intern(r, str_of(member(p, "prev_comm")), &r->threads[t].comm))
-		return -ENOMEM;
-	if (r->threads[o].comm == UINT32_MAX &&
-	    intern(r, str_of(member(p, "next_comm")), &r->threads[o].comm))
+	if (rename_to(r, t, str_of(member(p, "prev_comm"))) ||
+	    rename_to(r, o, str_of(member(p, "next_comm"))))
 		return -ENOMEM;
 	err = add_tlev(k, VPERF_REPORT_EV_SCHED_SWITCH, ts, layer, cpu, t, &e);
 	if (!err) {
