@@ -7,6 +7,7 @@
  * thread's running time.  The drawing is profiler/export/timeline.c's; this file parses, prints
  * the summary and puts the file in place.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@
 #define STR(x)		#x
 #define XSTR(x)		STR(x)
 
-enum { OPT_HELP = 'h', OPT_INPUT = 'i', OPT_OUTPUT = 'o', OPT_WIDTH = 'w' };
+enum { OPT_HELP = 'h', OPT_INPUT = 'i', OPT_OUTPUT = 'o', OPT_WIDTH = 'w', OPT_TIME = 0x100 };
 
 static const char *const timeline_synopsis[] = {
 	"vperf timeline [-i <dir>] [-o <file.svg>] [--width <px>]",
@@ -43,6 +44,9 @@ static const struct cli_option timeline_options[] = {
 	{ 'w', "width", "px", "the picture's width in pixels, " XSTR(VPERF_TIMELINE_MIN_WIDTH)
 	  " to " XSTR(VPERF_TIMELINE_MAX_WIDTH) " (default " XSTR(VPERF_TIMELINE_DEFAULT_WIDTH)
 	  ")", OPT_WIDTH },
+	{ 0, "time", "start,end", "draw only this window, in seconds from the recording's first "
+	  "event (either may be left out: '9.3,' is from 9.3 s to the end); the threads alive in "
+	  "it", OPT_TIME },
 	{ 'h', "help", NULL, "show this help", OPT_HELP },
 };
 
@@ -62,7 +66,35 @@ static const struct cli_usage timeline_usage = {
 struct timeline_opts {
 	const char *dir, *output;
 	unsigned int width;
+	uint64_t from, to;		/* --time, in ns from the first event */
 };
+
+/* "START,END" in seconds, either part empty: 0, or -EINVAL. */
+static int parse_window(const char *arg, uint64_t *from, uint64_t *to)
+{
+	const char *comma = strchr(arg, ',');
+	double v[2] = { 0, -1 };
+	char *end;
+
+	if (!comma || strchr(comma + 1, ','))
+		return -EINVAL;
+	for (int i = 0; i < 2; i++) {
+		const char *p = i ? comma + 1 : arg;
+
+		if (p == (i ? arg + strlen(arg) : comma))
+			continue;	/* left out */
+		errno = 0;
+		v[i] = strtod(p, &end);
+		if (errno || end == p || end != (i ? arg + strlen(arg) : comma) || !(v[i] >= 0) ||
+		    v[i] > 1e9)
+			return -EINVAL;
+	}
+	if (v[1] >= 0 && v[1] <= v[0])
+		return -EINVAL;
+	*from = (uint64_t)(v[0] * 1e9 + 0.5);
+	*to = v[1] < 0 ? UINT64_MAX : (uint64_t)(v[1] * 1e9 + 0.5);
+	return 0;
+}
 
 static int parse_opts(struct timeline_opts *o, int argc, char **argv)
 {
@@ -73,6 +105,8 @@ static int parse_opts(struct timeline_opts *o, int argc, char **argv)
 	o->dir = RECDIR_DEFAULT;
 	o->output = DEFAULT_OUTPUT;
 	o->width = VPERF_TIMELINE_DEFAULT_WIDTH;
+	o->from = 0;
+	o->to = UINT64_MAX;
 	if (cli_parser__init(&p, &timeline_usage, argc, argv))
 		return cli_error("timeline", "out of memory");
 	while ((c = cli_getopt(&p)) != CLI_OPT_END) {
@@ -97,6 +131,15 @@ static int parse_opts(struct timeline_opts *o, int argc, char **argv)
 				goto out;
 			}
 			o->width = (unsigned int)v;
+			break;
+		case OPT_TIME:
+			if (parse_window(p.optarg, &o->from, &o->to)) {
+				status = cli_usage_error(&timeline_usage, "--time '%s': START,END in "
+							 "seconds from the first event, START "
+							 "before END (either may be left out)",
+							 p.optarg);
+				goto out;
+			}
 			break;
 		default:
 			status = VPERF_EXIT_USAGE;
@@ -204,7 +247,11 @@ static int timeline(const struct timeline_opts *o)
 				   "process events)", o->dir);
 		goto out_file;
 	}
-	err = vperf_timeline_svg(r, o->width, out.f, why, sizeof(why));
+	err = vperf_timeline_svg(r, o->width, o->from, o->to, out.f, why, sizeof(why));
+	if (err == -ERANGE) {
+		status = cli_error("timeline", "--time: %s", why);
+		goto out_file;
+	}
 	if (err) {
 		status = cli_error("timeline", "writing %s: %s", o->output, why);
 		goto out_file;

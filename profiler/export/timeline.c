@@ -151,7 +151,15 @@ static double x_of(const struct draw *d, uint64_t ts)
 {
 	if (ts < d->t0)
 		ts = d->t0;
+	if (ts > d->t0 + d->span)
+		ts = d->t0 + d->span;
 	return LEFT + (double)(ts - d->t0) / d->ns_per_px;
+}
+
+/* Whether ts is in the window drawn. */
+static bool in_view(const struct draw *d, uint64_t ts)
+{
+	return ts >= d->t0 && ts <= d->t0 + d->span;
 }
 
 static void put_text(FILE *out, const char *s)
@@ -199,6 +207,9 @@ static void rect(const struct draw *d, uint64_t a, uint64_t b, double y, double 
 		 const char *fill)
 {
 	double x = x_of(d, a), w = x_of(d, b) - x;
+
+	if (b < d->t0 || a > d->t0 + d->span)	/* outside the window */
+		return;
 
 	fprintf(d->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
 		"fill=\"%s\"/>\n", x, y, w < 1 ? 1 : w, h, fill);
@@ -347,7 +358,7 @@ static void put_samples(struct draw *d, int32_t t, double y)
 		const struct vperf_report_sample *s = &d->r->samples[i];
 		long col;
 
-		if (s->thread != t)
+		if (s->thread != t || !in_view(d, s->ts))
 			continue;
 		col = lround(x_of(d, s->ts));
 		if (col == last)
@@ -368,6 +379,8 @@ static void put_marks(struct draw *d, const struct row *row, double y)
 		const struct vperf_report_tlev *e = &d->r->tlevs[i];
 		double x = x_of(d, e->ts);
 
+		if (!in_view(d, e->ts))
+			continue;
 		if (row->cpu) {
 			bool g = d->vm && (e->layer == 2 || e->layer == 3);
 
@@ -540,8 +553,8 @@ static unsigned int put_legend(struct draw *d, double y, bool draw)
 	return lines;
 }
 
-int vperf_timeline_svg(struct vperf_report *r, unsigned int width, FILE *out, char *why,
-		       size_t why_len)
+int vperf_timeline_svg(struct vperf_report *r, unsigned int width, uint64_t from, uint64_t to,
+		       FILE *out, char *why, size_t why_len)
 {
 	struct draw d = { .r = r, .out = out, .vm = r->vm_name != NULL };
 	uint32_t nr_cpus = 0, nr_vcpus = 0;
@@ -589,12 +602,30 @@ int vperf_timeline_svg(struct vperf_report *r, unsigned int width, FILE *out, ch
 		rows[nr_rows++] = (struct row){ .cpu = true, .n = i };
 	for (uint32_t i = 0; i < nr_vcpus; i++)
 		rows[nr_rows++] = (struct row){ .cpu = true, .vcpu = true, .n = i };
-	for (int pass = 0; pass < 2; pass++)	/* the host's threads, then the guest's */
-		for (size_t i = 0; i < r->nr_threads; i++)
-			if (shown[i] && apart(&d, (int32_t)i) == pass)
-				rows[nr_rows++] = (struct row){ .n = (uint32_t)i };
 	d.t0 = r->first_ts;
 	d.span = r->last_ts > r->first_ts ? r->last_ts - r->first_ts : 1;
+	if (from >= d.span) {
+		err = -ERANGE;
+		snprintf(why, why_len, "the window starts at %.6f s, after the recording's end "
+			 "(%.6f s)", (double)from / 1e9, (double)d.span / 1e9);
+		goto out_free;
+	}
+	if (to < d.span)
+		d.span = to;
+	d.span -= from;
+	d.t0 += from;
+	if (!d.span)
+		d.span = 1;
+	for (int pass = 0; pass < 2; pass++)	/* the host's threads, then the guest's */
+		for (size_t i = 0; i < r->nr_threads; i++) {
+			uint64_t born, died;
+
+			if (!shown[i] || apart(&d, (int32_t)i) != pass)
+				continue;
+			vperf_report__lifetime(r, (int32_t)i, &born, &died);
+			if (died >= d.t0 && born <= d.t0 + d.span)	/* alive in the window */
+				rows[nr_rows++] = (struct row){ .n = (uint32_t)i };
+		}
 	d.plot_w = (double)width - LEFT - RIGHT;
 	d.ns_per_px = (double)d.span / d.plot_w;
 	height = TOP + (double)nr_rows * (ROW_H + ROW_GAP) + 14 + 20.0 * put_legend(&d, 0, false) +
@@ -606,7 +637,13 @@ int vperf_timeline_svg(struct vperf_report *r, unsigned int width, FILE *out, ch
 		"<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">vperf timeline: ",
 		width, height, width, height);
 	put_text(out, r->dir);
-	fprintf(out, " (%.3f s, %zu rows)</text>\n", (double)d.span / 1e9, nr_rows);
+	if (d.t0 != r->first_ts || d.t0 + d.span < r->last_ts)
+		fprintf(out, " (%.3f s to %.3f s of %.3f s, %zu rows)</text>\n",
+			(double)(d.t0 - r->first_ts) / 1e9,
+			(double)(d.t0 + d.span - r->first_ts) / 1e9,
+			(double)(r->last_ts - r->first_ts) / 1e9, nr_rows);
+	else
+		fprintf(out, " (%.3f s, %zu rows)</text>\n", (double)d.span / 1e9, nr_rows);
 	put_axis(&d, TOP + (double)nr_rows * (ROW_H + ROW_GAP));
 	for (size_t i = 0; i < nr_rows; i++)
 		if (put_row(&d, &rows[i], TOP + (double)i * (ROW_H + ROW_GAP)))
@@ -623,7 +660,7 @@ out_free:
 	free(d.tmp);
 	free(d.s);
 out_msg:
-	if (err)
+	if (err == -ENOMEM)
 		snprintf(why, why_len, "out of memory");
 	return err;
 }

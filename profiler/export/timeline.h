@@ -60,8 +60,12 @@ size_t vperf_timeline_merge(struct vperf_timeline_span *s, size_t n, uint64_t mi
  */
 size_t vperf_timeline_merge_mixed(struct vperf_timeline_span *s, size_t n, uint64_t min_gap);
 
-/* Write r's timeline, width px wide, as SVG to out. */
-int vperf_timeline_svg(struct vperf_report *r, unsigned int width, FILE *out, char *why,
-		       size_t why_len) __attribute__((warn_unused_result));
+/*
+ * Write r's timeline, width px wide, as SVG to out: the window from `from` to `to` ns after the
+ * recording's first event (0, UINT64_MAX: all of it), the threads alive in it.  0, -ENOMEM, or
+ * -ERANGE (from is past the recording's end; why says so).
+ */
+int vperf_timeline_svg(struct vperf_report *r, unsigned int width, uint64_t from, uint64_t to,
+		       FILE *out, char *why, size_t why_len) __attribute__((warn_unused_result));
 
 #endif /* VPERF_TIMELINE_H */

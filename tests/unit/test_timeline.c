@@ -5,6 +5,7 @@
  * running slices of a recording built in memory (thread_switch pairs, a first switch out, an
  * exit, sched_switch pairs of a guest), and the chrome export's exact events for it.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,7 +355,7 @@ static void svg_has_a_row_per_cpu_and_thread_and_a_legend(void **state)
 
 	(void)state;
 	assert_non_null(f);
-	assert_int_equal(vperf_timeline_svg(r, 1000, f, why, sizeof(why)), 0);
+	assert_int_equal(vperf_timeline_svg(r, 1000, 0, UINT64_MAX, f, why, sizeof(why)), 0);
 	assert_int_equal(fclose(f), 0);
 	assert_non_null(strstr(buf, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
 	assert_non_null(strstr(buf, "width=\"1000\""));
@@ -388,7 +389,7 @@ static void svg_of_a_vm_recording_draws_guest_threads_states(void **state)
 
 	(void)state;
 	assert_non_null(f);
-	assert_int_equal(vperf_timeline_svg(r, 1000, f, why, sizeof(why)), 0);
+	assert_int_equal(vperf_timeline_svg(r, 1000, 0, UINT64_MAX, f, why, sizeof(why)), 0);
 	assert_int_equal(fclose(f), 0);
 	assert_non_null(strstr(buf, ">runnable in the guest</text>"));
 	assert_non_null(strstr(buf, ">waiting: timer</text>"));
@@ -405,9 +406,40 @@ static void svg_of_a_vm_recording_draws_guest_threads_states(void **state)
 	buf = NULL;
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	assert_int_equal(vperf_timeline_svg(r, 1000, f, why, sizeof(why)), 0);
+	assert_int_equal(vperf_timeline_svg(r, 1000, 0, UINT64_MAX, f, why, sizeof(why)), 0);
 	assert_int_equal(fclose(f), 0);
 	assert_null(strstr(buf, "runnable in the guest"));
+	free(buf);
+	vperf_report__delete(r);
+}
+
+/* --time: a window draws the threads alive in it; one past the end is -ERANGE, said why. */
+static void svg_window_keeps_the_threads_alive_in_it(void **state)
+{
+	struct vperf_report *r = known_recording(true);
+	char *buf = NULL, why[128] = "";
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	/* 500..1000 ns: tid 10 exited at 450, tid 11 and the guest's threads live on */
+	assert_int_equal(vperf_timeline_svg(r, 1000, 500, UINT64_MAX, f, why, sizeof(why)), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_null(strstr(buf, ">app 10</text>"));
+	assert_non_null(strstr(buf, ">worker 11</text>"));
+	assert_non_null(strstr(buf, ">guest gtask 5</text>"));
+	/* 780 px for 500 ns: tid 6 runnable 600..700 is x 356 (200 + 100 * 1.56), 156 px wide */
+	assert_non_null(strstr(buf, "<rect x=\"356.00\""));
+	assert_non_null(strstr(buf, "width=\"156.00\" height=\"16.0\" fill=\"#f2cc30\""));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(vperf_timeline_svg(r, 1000, 2000, UINT64_MAX, f, why, sizeof(why)),
+			 -ERANGE);
+	assert_non_null(strstr(why, "after the recording's end"));
+	assert_int_equal(fclose(f), 0);
 	free(buf);
 	vperf_report__delete(r);
 }
@@ -496,6 +528,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(chrome_without_a_vm_keeps_a_guests_own_ids),
 		cmocka_unit_test(svg_has_a_row_per_cpu_and_thread_and_a_legend),
 		cmocka_unit_test(svg_of_a_vm_recording_draws_guest_threads_states),
+		cmocka_unit_test(svg_window_keeps_the_threads_alive_in_it),
 #ifdef VT_CONVERT
 		cmocka_unit_test_setup_teardown(
 			chrome_of_a_converted_vm_recording_puts_guest_and_vcpu_tracks_apart,
