@@ -185,6 +185,7 @@ int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf
 			     size_t nr_keys, bool chains, struct vperf_report_hist *h)
 {
 	struct vperf_report_strtab rows = { 0 }, own = { 0 }, *ct = NULL;
+	bool by_symbol = false;
 	size_t cap = 0;
 	int err = 0;
 
@@ -192,6 +193,8 @@ int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf
 	h->event = event;
 	h->nr_keys = nr_keys < VPERF_REPORT_NR_KEYS ? nr_keys : VPERF_REPORT_NR_KEYS;
 	memcpy(h->keys, keys, h->nr_keys * sizeof(*keys));
+	for (size_t k = 0; k < h->nr_keys; k++)
+		by_symbol |= h->keys[k] == VPERF_REPORT_KEY_SYMBOL;
 	for (size_t i = 0; i < r->nr_samples && !err; i++) {
 		const struct vperf_report_sample *s = &r->samples[i];
 		const struct vperf_report_frame *leaf;
@@ -220,7 +223,7 @@ int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf
 		if (err)
 			break;
 		/* a symbol's row is also its DSO's: "main" of two programs are two rows */
-		if (leaf)
+		if (leaf && by_symbol)
 			snprintf(tuple + off, sizeof(tuple) - off, "%s", leaf->dso);
 		err = vperf_report_strtab__get(&rows, tuple, h->nr_rows, &idx, &added);
 		if (err)

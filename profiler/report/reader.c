@@ -295,6 +295,9 @@ static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t l
 	memset(s, 0, sizeof(*s));
 	s->ts = ts;
 	s->layer = layer;
+	/* a guest's sample of user code comes through its kernel's ring: its layer is the user's */
+	if (layer == LAYER_GUEST_KERNEL && u64_of(member(p, "user")))
+		s->layer = LAYER_GUEST_USER;
 	s->cpu = cpu;
 	s->pid = (uint32_t)u64_of(member(p, "pid"));
 	s->tid = (uint32_t)u64_of(member(p, "tid"));

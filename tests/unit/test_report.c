@@ -384,10 +384,16 @@ static void hist_by_symbol_sorts_by_period_and_counts_the_unresolved(void **stat
 	vperf_report_hist__exit(&h);
 
 	assert_int_equal(vperf_report_hist__build(r, 0, tk, 1, false, &h), 0);
-	/* tid 10: 7 samples in 2 rows of dsos... all "app": one row; tid 11: app, [k], libx.so */
+	/*
+	 * by tid alone a row is a tid, whatever DSOs its samples landed in: tid 10's 7 samples (all
+	 * in app), tid 11's 3 (the kernel's and libx.so's)
+	 */
+	assert_int_equal(h.nr_rows, 2);
 	assert_string_equal(h.rows[0].key[0], "10");
 	assert_int_equal(h.rows[0].samples, 7);
 	assert_int_equal(h.rows[0].nr_chains, 0);
+	assert_string_equal(h.rows[1].key[0], "11");
+	assert_int_equal(h.rows[1].samples, 3);
 	vperf_report_hist__exit(&h);
 	vperf_report__delete(r);
 }
