@@ -12,6 +12,7 @@
 #include "report.h"
 
 #define NONE	UINT64_MAX
+#define MAX_CPUS	1024	/* CPUs whose runner is followed (sched_switch pairs) */
 
 struct open {
 	uint64_t since;			/* running since (NONE: not running) */
@@ -69,6 +70,7 @@ int vperf_report__running(const struct vperf_report *r, struct vperf_report_slic
 			  size_t *nr)
 {
 	struct acc a = { 0 };
+	int32_t cur[2][MAX_CPUS];	/* host, guest: who runs on each CPU, -1: none (8 KiB) */
 	struct open *o;
 	bool tswitch[2] = { false, false };	/* host, guest: thread_switch recorded */
 	int err = 0;
@@ -85,6 +87,9 @@ int vperf_report__running(const struct vperf_report *r, struct vperf_report_slic
 		if (r->threads[i].switches)
 			tswitch[r->threads[i].guest] = true;
 	}
+	for (size_t g = 0; g < 2; g++)
+		for (size_t c = 0; c < MAX_CPUS; c++)
+			cur[g][c] = -1;
 	for (size_t i = 0; i < r->nr_tlevs && !err; i++) {
 		const struct vperf_report_tlev *e = &r->tlevs[i];
 		int32_t t = e->thread;
@@ -110,6 +115,18 @@ int vperf_report__running(const struct vperf_report *r, struct vperf_report_slic
 		case VPERF_REPORT_EV_SCHED_SWITCH:
 			if (!by_sched)
 				break;
+			/*
+			 * The thread this CPU ran since its last recorded switch, if it is not
+			 * the one leaving now, left at a time not recorded (a VM recording keeps
+			 * only the vCPU threads' switches): its slice is left out.
+			 */
+			if (e->cpu < MAX_CPUS) {
+				int32_t *c = &cur[r->threads[t].guest][e->cpu];
+
+				if (*c >= 0 && *c != t && o[*c].since != NONE && o[*c].cpu == e->cpu)
+					o[*c].since = NONE;
+				*c = e->other >= 0 && r->threads[e->other].tid ? e->other : -1;
+			}
 			if (o[t].since != NONE && o[t].cpu == e->cpu)
 				err = close_at(&a, o, t, e->ts, false);
 			else

@@ -253,6 +253,49 @@ static void running_slices_pair_switches_and_keep_only_seen_sched_pairs(void **s
 	vperf_report__delete(r);
 }
 
+/*
+ * A VM recording keeps only the vCPU threads' host switches: vcpu (tid 100) leaves CPU 0 for
+ * other (200) at 10 and comes back at 50 from third (300); other left at a time not recorded, so
+ * its slice is left out rather than drawn to whenever it next shows up; vcpu's slice from 50
+ * is kept.
+ */
+static void running_slices_leave_out_a_host_thread_whose_leaving_was_not_recorded(void **state)
+{
+	struct vperf_report r = { 0 };
+	struct vperf_report_thread th[3] = {
+		{ .tid = 100, .comm = UINT32_MAX }, { .tid = 200, .comm = UINT32_MAX },
+		{ .tid = 300, .comm = UINT32_MAX },
+	};
+	struct vperf_report_tlev ev[3] = {
+		{ .kind = VPERF_REPORT_EV_SCHED_SWITCH, .ts = 10, .thread = 0, .other = 1, .arg = 0,
+		  .str = UINT32_MAX },
+		{ .kind = VPERF_REPORT_EV_SCHED_SWITCH, .ts = 50, .thread = 2, .other = 0,
+		  .str = UINT32_MAX },
+		{ .kind = VPERF_REPORT_EV_SCHED_SWITCH, .ts = 80, .thread = 0, .other = 1,
+		  .str = UINT32_MAX },
+	};
+	struct vperf_report_slice *s;
+	size_t n;
+
+	(void)state;
+	r.threads = th;
+	r.nr_threads = 3;
+	r.tlevs = ev;
+	r.nr_tlevs = 3;
+	r.first_ts = 0;
+	r.last_ts = 100;
+	assert_int_equal(vperf_report__running(&r, &s, &n), 0);
+	/* vcpu 50..80, other from 80 to the end; not other 10..? nor third ..50 */
+	assert_int_equal(n, 2);
+	assert_int_equal(s[0].thread, 0);
+	assert_int_equal(s[0].start, 50);
+	assert_int_equal(s[0].end, 80);
+	assert_int_equal(s[1].thread, 1);
+	assert_int_equal(s[1].start, 80);
+	assert_int_equal(s[1].end, 100);
+	free(s);
+}
+
 static char *export_chrome(struct vperf_report *r)
 {
 	char *buf = NULL, why[64];
@@ -524,6 +567,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(spans_closer_than_min_gap_merge_per_thread_only),
 		cmocka_unit_test(cpu_row_spans_of_threads_taking_turns_within_a_pixel_become_mixed),
 		cmocka_unit_test(running_slices_pair_switches_and_keep_only_seen_sched_pairs),
+		cmocka_unit_test(running_slices_leave_out_a_host_thread_whose_leaving_was_not_recorded),
 		cmocka_unit_test(chrome_known_events_with_exact_times_and_guest_tracks_apart),
 		cmocka_unit_test(chrome_without_a_vm_keeps_a_guests_own_ids),
 		cmocka_unit_test(svg_has_a_row_per_cpu_and_thread_and_a_legend),
