@@ -303,7 +303,8 @@ static int host_pass(const struct vperf_report *r, struct vperf_report_analysis 
 			v = vcpu_of[e->thread];
 			if (v >= 0 && hs[v].off && hs[v].state == VPERF_STATE_HOST_SLEEP) {
 				hs[v].woken = true;
-				err = hchange(&hs[v], e->ts, VPERF_STATE_PREEMPTED, "?");
+				err = hchange(&hs[v], e->ts, VPERF_STATE_PREEMPTED,
+					      "woken, waiting for a host CPU");
 			}
 			break;
 		case VPERF_REPORT_EV_VMM_EXIT:
