@@ -68,24 +68,6 @@ static int fail(char *why, size_t len, int err, const char *fmt, ...)
 	return err;
 }
 
-/* Grow *arr (of *cap elements of size) to hold n + 1. */
-static int grow(void *arr, size_t *cap, size_t n, size_t size)
-{
-	void **p = arr;
-	size_t c;
-	void *q;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? 2 * *cap : 64;
-	q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 static int intern(struct vperf_report *r, const char *s, uint32_t *idx)
 {
 	size_t cap = r->nr_strings;
@@ -128,7 +110,7 @@ static struct space *space_of(struct sink *k, uint32_t pid, bool create)
 
 static int space_add(struct space *s, int32_t map)
 {
-	if (grow(&s->maps, &s->cap, s->nr, sizeof(*s->maps)))
+	if (vperf_report_grow(&s->maps, &s->cap, s->nr, sizeof(*s->maps)))
 		return -ENOMEM;
 	s->maps[s->nr++] = map;
 	return 0;
@@ -143,7 +125,7 @@ static int32_t thread_of(struct sink *k, bool guest, uint32_t tid, bool create)
 	for (size_t i = r->nr_threads; i-- > 0;)
 		if (r->threads[i].tid == tid && r->threads[i].guest == guest)
 			return (int32_t)i;
-	if (!create || grow(&r->threads, &k->cap_threads, r->nr_threads, sizeof(*n)))
+	if (!create || vperf_report_grow(&r->threads, &k->cap_threads, r->nr_threads, sizeof(*n)))
 		return -1;
 	n = &r->threads[r->nr_threads];
 	memset(n, 0, sizeof(*n));
@@ -266,7 +248,7 @@ static int add_frame(struct sink *k, uint32_t pid, uint64_t ip, bool ret)
 	struct vperf_report *r = k->r;
 	struct vperf_report_frame *f;
 
-	if (grow(&r->frames, &k->cap_frames, r->nr_frames, sizeof(*r->frames)))
+	if (vperf_report_grow(&r->frames, &k->cap_frames, r->nr_frames, sizeof(*r->frames)))
 		return -ENOMEM;
 	f = &r->frames[r->nr_frames++];
 	memset(f, 0, sizeof(*f));
@@ -289,7 +271,7 @@ static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t l
 	struct vperf_report_thread *t;
 	int err;
 
-	if (grow(&r->samples, &k->cap_samples, r->nr_samples, sizeof(*r->samples)))
+	if (vperf_report_grow(&r->samples, &k->cap_samples, r->nr_samples, sizeof(*r->samples)))
 		return -ENOMEM;
 	s = &r->samples[r->nr_samples];
 	memset(s, 0, sizeof(*s));
@@ -348,7 +330,7 @@ static int take_mmap(struct sink *k, const bt_field *p)
 	struct space *s;
 	uint32_t pid = (uint32_t)u64_of(member(p, "pid"));
 
-	if (grow(&r->maps, &k->cap_maps, r->nr_maps, sizeof(*r->maps)))
+	if (vperf_report_grow(&r->maps, &k->cap_maps, r->nr_maps, sizeof(*r->maps)))
 		return -ENOMEM;
 	m = &r->maps[r->nr_maps];
 	m->start = u64_of(member(p, "start"));
@@ -381,7 +363,7 @@ static int add_tlev(struct sink *k, uint8_t kind, uint64_t ts, uint8_t layer, ui
 	struct vperf_report *r = k->r;
 	struct vperf_report_tlev *e;
 
-	if (grow(&r->tlevs, &k->cap_tlevs, r->nr_tlevs, sizeof(*e)))
+	if (vperf_report_grow(&r->tlevs, &k->cap_tlevs, r->nr_tlevs, sizeof(*e)))
 		return -ENOMEM;
 	e = &r->tlevs[r->nr_tlevs++];
 	memset(e, 0, sizeof(*e));
@@ -600,7 +582,7 @@ static int take_ksym(struct sink *k, const bt_field *p)
 	struct vperf_report *r = k->r;
 	char *name, *mod;
 
-	if (grow(&r->ksyms, &k->cap_ksyms, r->nr_ksyms, sizeof(*r->ksyms)))
+	if (vperf_report_grow(&r->ksyms, &k->cap_ksyms, r->nr_ksyms, sizeof(*r->ksyms)))
 		return -ENOMEM;
 	name = strdup(str_of(member(p, "name")));
 	mod = strdup(str_of(member(p, "module")));

@@ -411,6 +411,15 @@ void vperf_report_hist__exit(struct vperf_report_hist *h);
  */
 const char *vperf_report__frame_name(struct vperf_report *r, size_t frame, char *buf, size_t len);
 
+/* ---- growing arrays -------------------------------------------------------- */
+
+/*
+ * Make *arr (an array of *cap elements of size bytes, realloc'd; NULL with *cap 0 to begin)
+ * hold at least n + 1, doubling from 64.  0 or -ENOMEM (then *arr is as it was).
+ */
+int vperf_report_grow(void *arr, size_t *cap, size_t n, size_t size)
+	__attribute__((warn_unused_result));
+
 /* ---- a string-keyed table of indices ------------------------------------- */
 
 struct vperf_report_strtab {

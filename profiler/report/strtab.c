@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* A string-keyed hash table of indices (report.h): rows by their keys, chains by their frames. */
+/*
+ * A string-keyed hash table of indices (report.h): rows by their keys, chains by their frames;
+ * and the growing arrays the reader and the analyses share.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,5 +69,22 @@ int vperf_report_strtab__get(struct vperf_report_strtab *t, const char *key, siz
 	t->nr++;
 	*out = val;
 	*added = true;
+	return 0;
+}
+
+int vperf_report_grow(void *arr, size_t *cap, size_t n, size_t size)
+{
+	void **p = arr;
+	size_t c;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? 2 * *cap : 64;
+	q = realloc(*p, c * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
 	return 0;
 }

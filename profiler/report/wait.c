@@ -89,25 +89,6 @@ const char *vperf_report_exit_name(uint64_t reason, bool svm)
 	}
 }
 
-/* ---- growing arrays ---- */
-
-static int grow(void *pp, size_t *cap, size_t nr, size_t size)
-{
-	void **p = pp;
-	size_t c;
-	void *n;
-
-	if (nr < *cap)
-		return 0;
-	c = *cap ? 2 * *cap : 64;
-	n = realloc(*p, c * size);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = c;
-	return 0;
-}
-
 /* ---- pass 1: each vCPU's host side ---- */
 
 struct seg {
@@ -148,7 +129,7 @@ static int push_seg(struct segs *l, uint64_t start, uint64_t end, uint8_t state,
 
 	if (end <= start)
 		return 0;
-	if (grow(&l->s, &l->cap, l->nr, sizeof(*l->s)))
+	if (vperf_report_grow(&l->s, &l->cap, l->nr, sizeof(*l->s)))
 		return -ENOMEM;
 	g = &l->s[l->nr++];
 	g->start = start;
@@ -311,7 +292,7 @@ static int host_pass(const struct vperf_report *r, struct vperf_report_analysis 
 			if (e->cpu >= nv)
 				break;
 			h = &hs[e->cpu];
-			if (grow(&h->vmm, &h->cap_vmm, h->nr_vmm, sizeof(*h->vmm)))
+			if (vperf_report_grow(&h->vmm, &h->cap_vmm, h->nr_vmm, sizeof(*h->vmm)))
 				return -ENOMEM;
 			h->vmm[h->nr_vmm++] = (struct vmm_iv){ .start = e->ts, .end = e->ts + e->arg,
 							       .str = e->str, .port = e->other };
@@ -346,7 +327,7 @@ static int add_row(struct vperf_report_states *st, size_t *cap, uint8_t state, c
 			return 0;
 		}
 	}
-	if (grow(&st->rows, cap, st->nr_rows, sizeof(*st->rows)))
+	if (vperf_report_grow(&st->rows, cap, st->nr_rows, sizeof(*st->rows)))
 		return -ENOMEM;
 	w = &st->rows[st->nr_rows++];
 	memset(w, 0, sizeof(*w));
@@ -474,7 +455,7 @@ static int span(struct ctx *c, int32_t t, uint8_t state, uint32_t vcpu, uint64_t
 
 	if (!c->want_spans || b <= a)
 		return 0;
-	if (grow(&an->spans, &c->cap_spans, an->nr_spans, sizeof(*an->spans)))
+	if (vperf_report_grow(&an->spans, &c->cap_spans, an->nr_spans, sizeof(*an->spans)))
 		return -ENOMEM;
 	an->spans[an->nr_spans++] = (struct vperf_report_span){ .start = a, .end = b, .thread = t,
 								.vcpu = vcpu, .state = state };
@@ -557,7 +538,7 @@ static int off_until(struct ctx *c, int32_t t, uint64_t ts, bool running_again, 
 		err = add_iv(c, t, VPERF_STATE_RUNNABLE, "woken, waiting for a vCPU", g->woken, ts, 0);
 	if (err)
 		return err;
-	if (grow(&c->a->waits, &c->cap_waits, c->a->nr_waits, sizeof(*c->a->waits)))
+	if (vperf_report_grow(&c->a->waits, &c->cap_waits, c->a->nr_waits, sizeof(*c->a->waits)))
 		return -ENOMEM;
 	g->w.thread = t;
 	g->w.vcpu = vcpu;
@@ -577,7 +558,8 @@ static int first_seen(struct ctx *c, int32_t t, uint64_t ts, bool first_is_in)
 	if (g->seen)
 		return 0;
 	g->seen = true;
-	if (grow(&c->a->threads, &c->cap_threads, c->a->nr_threads, sizeof(*c->a->threads)))
+	if (vperf_report_grow(&c->a->threads, &c->cap_threads, c->a->nr_threads,
+			      sizeof(*c->a->threads)))
 		return -ENOMEM;
 	g->out = (int32_t)c->a->nr_threads++;
 	st = table(c, t);
