@@ -486,17 +486,6 @@ static unsigned int put_legend(struct draw *d, double y, bool draw)
 		{ "diamond", C_MARKER, "marker" },
 		{ "bar", C_LOST, "lost events" },
 	};
-	static const char *const state_text[VPERF_STATE_NR] = {
-		[VPERF_STATE_KVM] = "VM exit in KVM (share of a pixel, lower half)",
-		[VPERF_STATE_VMM] = "VM exit in the VMM",
-		[VPERF_STATE_PREEMPTED] = "vCPU preempted on the host",
-		[VPERF_STATE_HOST_SLEEP] = "vCPU sleeping in the host",
-		[VPERF_STATE_RUNNABLE] = "runnable in the guest",
-		[VPERF_STATE_WAIT_TIMER] = "waiting: timer",
-		[VPERF_STATE_WAIT_DEVICE] = "waiting: device",
-		[VPERF_STATE_WAIT_THREAD] = "waiting: thread",
-		[VPERF_STATE_WAIT_UNKNOWN] = "waiting: unknown",
-	};
 	size_t nr_items = sizeof(items) / sizeof(items[0]);
 	double x = 8, right = LEFT + d->plot_w + RIGHT - 8;
 	unsigned int lines = 1;
@@ -505,14 +494,20 @@ static unsigned int put_legend(struct draw *d, double y, bool draw)
 	if (draw)
 		fprintf(d->out, "<g id=\"legend\" class=\"legend\">\n");
 	for (size_t i = 0; i < nr_items + (d->states ? VPERF_STATE_NR : 0); i++) {
-		bool st = i >= nr_items;
+		bool st = i >= nr_items;	/* a state's line: its name as --states gives it */
 		const char *f = st ? state_fill[i - nr_items] : items[i].fill;
-		const char *text = st ? state_text[i - nr_items] : items[i].text;
 		const char *shape = st ? "rect" : items[i].shape;
+		const char *text = items[st ? 0 : i].text;
+		char name[96];
 		double w;
 
-		if (!text)
-			continue;
+		if (st && !f)
+			continue;	/* running: the thread's colour */
+		if (st) {
+			snprintf(name, sizeof(name), "%s%s", vperf_report_state_names[i - nr_items],
+				 i - nr_items <= VPERF_STATE_HOST_SLEEP ? " (lower half)" : "");
+			text = name;
+		}
 		w = 24 + 7.0 * (double)strlen(text);	/* about 7 px a letter */
 
 		if (x > 8 && x + w > right) {

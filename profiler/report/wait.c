@@ -356,7 +356,7 @@ struct gstate {
 	uint64_t off_since;		/* off since (NONE: not off, or not seen yet) */
 	uint64_t woken;
 	uint32_t vcpu;
-	bool blocked, seen, exited, done;
+	bool blocked, exited, done;
 	int32_t out;			/* its table in a->threads, -1: none */
 	size_t cap_rows;
 	struct vperf_report_wait w;	/* the wait under way */
@@ -555,9 +555,8 @@ static int first_seen(struct ctx *c, int32_t t, uint64_t ts, bool first_is_in)
 	struct vperf_report_states *st;
 	uint64_t born, died;
 
-	if (g->seen)
+	if (g->out >= 0)	/* it has its table: seen before */
 		return 0;
-	g->seen = true;
 	if (vperf_report_grow(&c->a->threads, &c->cap_threads, c->a->nr_threads,
 			      sizeof(*c->a->threads)))
 		return -ENOMEM;
@@ -659,7 +658,7 @@ static int guest_pass(struct ctx *c, const struct tidmap *map, size_t nr_map)
 	for (size_t t = 0; t < r->nr_threads && !err; t++) {
 		struct gstate *g = &c->g[t];
 
-		if (!g->seen || g->done)
+		if (g->out < 0 || g->done)
 			continue;
 		if (g->since != NONE)
 			err = run_slice(c, (int32_t)t, g->since, r->last_ts);
