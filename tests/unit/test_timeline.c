@@ -389,17 +389,40 @@ static void chrome_without_a_vm_keeps_a_guests_own_ids(void **state)
 	vperf_report__delete(r);
 }
 
-static void svg_has_a_row_per_cpu_and_thread_and_a_legend(void **state)
+/* r's timeline, 1000 px wide, of the window from..to: the SVG (malloc'd), or NULL with the error. */
+static char *svg_of(struct vperf_report *r, uint64_t from, uint64_t to, int *err, char *why,
+		    size_t why_len)
 {
-	struct vperf_report *r = known_recording(true);
-	char *buf = NULL, why[64];
+	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	(void)state;
 	assert_non_null(f);
-	assert_int_equal(vperf_timeline_svg(r, 1000, 0, UINT64_MAX, f, why, sizeof(why)), 0);
+	*err = vperf_timeline_svg(r, 1000, from, to, f, why, why_len);
 	assert_int_equal(fclose(f), 0);
+	if (*err) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static char *svg_all(struct vperf_report *r)
+{
+	char why[64];
+	int err;
+	char *buf = svg_of(r, 0, UINT64_MAX, &err, why, sizeof(why));
+
+	assert_int_equal(err, 0);
+	return buf;
+}
+
+static void svg_has_a_row_per_cpu_and_thread_and_a_legend(void **state)
+{
+	struct vperf_report *r = known_recording(true);
+	char *buf = svg_all(r);
+
+	(void)state;
 	assert_non_null(strstr(buf, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
 	assert_non_null(strstr(buf, "width=\"1000\""));
 	assert_non_null(strstr(buf, ">CPU 0</text>"));
@@ -426,14 +449,9 @@ static void svg_has_a_row_per_cpu_and_thread_and_a_legend(void **state)
 static void svg_of_a_vm_recording_draws_guest_threads_states(void **state)
 {
 	struct vperf_report *r = known_recording(true);
-	char *buf = NULL, why[64];
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char *buf = svg_all(r);
 
 	(void)state;
-	assert_non_null(f);
-	assert_int_equal(vperf_timeline_svg(r, 1000, 0, UINT64_MAX, f, why, sizeof(why)), 0);
-	assert_int_equal(fclose(f), 0);
 	assert_non_null(strstr(buf, ">runnable in the guest</text>"));
 	assert_non_null(strstr(buf, ">waiting: timer</text>"));
 	/* 780 px for 1000 ns: 600..700 is x 668 (200 + 600 * 0.78), 78 px wide, runnable's colour */
@@ -446,11 +464,7 @@ static void svg_of_a_vm_recording_draws_guest_threads_states(void **state)
 	vperf_report__delete(r);
 
 	r = known_recording(false);	/* no VM: no states */
-	buf = NULL;
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(vperf_timeline_svg(r, 1000, 0, UINT64_MAX, f, why, sizeof(why)), 0);
-	assert_int_equal(fclose(f), 0);
+	buf = svg_all(r);
 	assert_null(strstr(buf, "runnable in the guest"));
 	free(buf);
 	vperf_report__delete(r);
@@ -460,15 +474,13 @@ static void svg_of_a_vm_recording_draws_guest_threads_states(void **state)
 static void svg_window_keeps_the_threads_alive_in_it(void **state)
 {
 	struct vperf_report *r = known_recording(true);
-	char *buf = NULL, why[128] = "";
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char why[128] = "";
+	int err;
+	/* 500..1000 ns: tid 10 exited at 450, tid 11 and the guest's threads live on */
+	char *buf = svg_of(r, 500, UINT64_MAX, &err, why, sizeof(why));
 
 	(void)state;
-	assert_non_null(f);
-	/* 500..1000 ns: tid 10 exited at 450, tid 11 and the guest's threads live on */
-	assert_int_equal(vperf_timeline_svg(r, 1000, 500, UINT64_MAX, f, why, sizeof(why)), 0);
-	assert_int_equal(fclose(f), 0);
+	assert_int_equal(err, 0);
 	assert_null(strstr(buf, ">app 10</text>"));
 	assert_non_null(strstr(buf, ">worker 11</text>"));
 	assert_non_null(strstr(buf, ">guest gtask 5</text>"));
@@ -476,14 +488,9 @@ static void svg_window_keeps_the_threads_alive_in_it(void **state)
 	assert_non_null(strstr(buf, "<rect x=\"356.00\""));
 	assert_non_null(strstr(buf, "width=\"156.00\" height=\"16.0\" fill=\"#f2cc30\""));
 	free(buf);
-	buf = NULL;
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(vperf_timeline_svg(r, 1000, 2000, UINT64_MAX, f, why, sizeof(why)),
-			 -ERANGE);
+	assert_null(svg_of(r, 2000, UINT64_MAX, &err, why, sizeof(why)));
+	assert_int_equal(err, -ERANGE);
 	assert_non_null(strstr(why, "after the recording's end"));
-	assert_int_equal(fclose(f), 0);
-	free(buf);
 	vperf_report__delete(r);
 }
 
