@@ -571,6 +571,9 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 	default:
 		e->arg = u64_of(member(p, "duration_ns"));
 		e->arg2 = u64_of(member(p, "reason"));
+		/* the recording lasts until its last exit ended, not only began */
+		if (e->arg < UINT64_MAX - ts && ts + e->arg > r->last_ts)
+			r->last_ts = ts + e->arg;
 		if (e->arg2 == 2 && u64_of(member(p, "addr")) <= 0xffff)	/* KVM_EXIT_IO: its port */
 			e->other = (int32_t)u64_of(member(p, "addr"));
 		return intern(r, str_of(member(p, "reason_name")), &e->str);

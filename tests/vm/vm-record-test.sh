@@ -25,7 +25,8 @@
 #             `wake 1000` (two threads on CPU 0 passing a futex word): the order thread alone has exits at PORT, all
 #             1000, their time within 5% of the recorded exits'; the sleeper's "waiting: timer" >= 95% of its 1 s
 #             with the vector named; the futex waiter's "waiting: thread" name the waker, >= 500 and >= 95% of them
-#             (thread start-up can add a wait on the main thread)
+#             (thread start-up can add a wait on the main thread); its chrome export parses as JSON, has the
+#             threads' state slices, and every track's slices nest
 #   states-steal  `vperf report --states` of the steal run: the thread's "preempted on the host" (its whole life,
 #             a thread started for the count) within 5% of its vperf::steal, the hog the preemptor named most
 #   profile   a third recorded run, `vperf vm record -F 1000 -g` of `vperf-record-marks profile 3` (rm_burn in a thread

@@ -32,7 +32,9 @@
                                         thread has "in the VMM (io PORT)" rows, N exits exactly, their time within
                                         5% of the vmm_exit records' durations at PORT; thread SLEEPER's "waiting:
                                         timer" is >= 95% of SLEEP_MS and names the vector; >= 95% of the "waiting:
-                                        thread" waits of thread WAITER name WAKER, >= ROUNDS/2 of them
+                                        thread" waits of thread WAITER name WAKER, >= ROUNDS/2 of them; VPERF's chrome
+                                        export of DIR parses as JSON, has state slices, and every track's
+                                        slices nest
   check.py states-steal DIR VPERF PCT   the guest thread preempted most on the host: its "preempted on the
                                         host" time within PCT % of its vperf::steal ("steal-end" marker), and
                                         the preemptor named most is the host's CPU hog (a shell, "sh")
@@ -357,7 +359,44 @@ def states(d, vperf, port, n, sleeper, sleep_ms, waiter, waker, rounds):
           f"{rounds // 2} and >= 95% of its waits for a thread); other wakers: {other or 'none'}")
     total = sum(cnt for _, cnt in by)
     ok &= named >= rounds // 2 and named >= 0.95 * total
+    ok &= chrome_nests(d, vperf)
     return ok
+
+
+def chrome_nests(d, vperf):
+    """The chrome export of d parses as JSON, has the guest threads' state slices, and every track's
+    X slices nest (a trace viewer draws a slice that overlaps another without nesting wrongly)."""
+    import collections
+    import json
+    import tempfile
+    with tempfile.TemporaryDirectory() as t:
+        out = t + "/trace.json"
+        p = subprocess.run([vperf, "export", "-i", d, "--to", "chrome", "-o", out], capture_output=True,
+                           text=True)
+        if p.returncode:
+            print(f"states: chrome: vperf export exited {p.returncode}: {p.stderr.strip()}")
+            return False
+        with open(out) as f:
+            trace = json.load(f)
+    tracks = collections.defaultdict(list)
+    states = 0
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "X":
+            # ts and dur are us with 3 decimals: exact ns
+            tracks[(e["pid"], e["tid"])].append((round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)))
+            states += e.get("cat") == "state"
+    bad = 0
+    for v in tracks.values():
+        v.sort(key=lambda x: (x[0], -x[1]))
+        open_ = []
+        for a, b in v:
+            while open_ and open_[-1] <= a:
+                open_.pop()
+            bad += bool(open_) and b > open_[-1]
+            open_.append(b)
+    print(f"states: chrome: {sum(len(v) for v in tracks.values())} slices on {len(tracks)} tracks, {states} of them "
+          f"guest thread states; slices overlapping without nesting: {bad}")
+    return states > 0 and bad == 0
 
 
 def states_steal(d, vperf, pct):
