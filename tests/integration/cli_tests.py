@@ -230,10 +230,10 @@ def test_stat_context_switches_block_100_within_slack():
 
 
 def split_tids(stdout):
-    """split prints 'a <tid> <ms>' and 'b <tid> <ms>'."""
+    """split prints 'a <tid> <ms> <task-clock ms>' and the same for b."""
     tids = {}
     for line in stdout.splitlines():
-        m = re.match(r"^([ab]) (\d+) ([\d.]+)$", line)
+        m = re.match(r"^([ab]) (\d+) ([\d.]+) ([\d.]+|-)$", line)
         if m:
             tids[m.group(1)] = int(m.group(2))
     check(set(tids) == {"a", "b"}, "split did not report its worker tids: %r" % stdout)

@@ -87,15 +87,25 @@ def chain(ev):
     return [int(x, 16) for x in re.findall(r"\] = (0x[0-9A-F]+)", m.group(1))]
 
 
-def split_times(stdout):
-    """split's "a TID MS" and "b TID MS" lines."""
+def split_lines(stdout):
+    """split's "a TID MS TASK_CLOCK_MS" and "b ..." lines, split into fields."""
     got = {}
     for line in stdout.splitlines():
         f = line.split()
-        if len(f) == 3 and f[0] in ("a", "b"):
-            got[f[0]] = (int(f[1]), float(f[2]))
+        if len(f) == 4 and f[0] in ("a", "b"):
+            got[f[0]] = f[1:]
     check(set(got) == {"a", "b"}, "split did not print both workers: %r" % stdout)
     return got
+
+
+def split_times(stdout):
+    """Each split worker's tid and CPU time by its own clock (ms)."""
+    return {k: (int(f[0]), float(f[1])) for k, f in split_lines(stdout).items()}
+
+
+def split_task_clocks(stdout):
+    """Each split worker's time on a CPU by perf's task-clock (ms), None where not counted."""
+    return {k: None if f[2] == "-" else float(f[2]) for k, f in split_lines(stdout).items()}
 
 
 def test_split_3to1_each_thread_one_sample_per_ms_of_its_cpu_time():
@@ -156,17 +166,32 @@ def on_cpu_ns(evs, tid):
 
 
 def test_split_thread_switches_give_each_thread_its_cpu_time_within_1pct():
+    """The time between a thread's switch records is its time on a CPU.  That is checked against
+    perf's task-clock, which the thread reads itself, and against the thread's own CPU clock,
+    which leaves out what the kernel takes away from the thread's time (steal time on this
+    CONFIG_PARAVIRT_TIME_ACCOUNTING kernel: CI's run of 2026-11-26 had thread a 304.256 ms on
+    the CPU for 300.011 ms of its clock, +1.41%).  That difference is task-clock less the CPU
+    clock: the CPU-clock check allows 1% plus it, and it is printed."""
     need_perf()
     r = record("-e", "cpu-clock", "-o", "rec", "--", wl("split"))
     check(r.returncode == 0, "exit status %d" % r.returncode)
     times = split_times(r.stdout)
+    clocks = split_task_clocks(r.stdout)
     evs = read_trace(p("rec"), clock_ns=True)
     for name, (tid, ms) in sorted(times.items()):
         got = on_cpu_ns(evs, tid) / 1e6
+        tc = clocks[name]
+        taken = max(0.0, tc - ms) if tc is not None else 0.0
         print("thread %s (tid %d): on CPU %.3f ms between its switches, %.3f ms of CPU time "
-              "(%+.2f%%)" % (name, tid, got, ms, (got - ms) / ms * 100))
-        check(abs(got - ms) <= 0.01 * ms, "thread %s: %.3f ms on CPU by its switches, %.3f ms "
-              "of CPU time by its own clock (more than 1%% off)" % (name, got, ms))
+              "(%+.2f%%), task-clock %s ms (%.3f ms not in its CPU time)"
+              % (name, tid, got, ms, (got - ms) / ms * 100,
+                 "%.3f" % tc if tc is not None else "not counted", taken))
+        check(abs(got - ms) <= 0.01 * (ms + taken) + taken, "thread %s: %.3f ms on CPU by its switches, "
+              "%.3f ms of CPU time by its own clock (more than 1%% + %.3f ms off)"
+              % (name, got, ms, taken))
+        if tc is not None:
+            check(abs(got - tc) <= 0.01 * tc, "thread %s: %.3f ms on CPU by its switches, %.3f "
+                  "ms by its task-clock (more than 1%% off)" % (name, got, tc))
 
 
 def test_sched_switch_pairs_each_thread_switch_out_of_the_recorded_threads():

@@ -49,7 +49,7 @@ def record_split(name="rec", a_ms=300, b_ms=100):
     r = vperf("record", "-q", "-F", "1000", "-o", d, "--", os.path.join(WORKLOADS, "split"),
               str(a_ms), str(b_ms), timeout=90)
     check(r.returncode == 0, "vperf record exited %d" % r.returncode)
-    got = re.findall(r"^[ab] (\d+) ([0-9.]+)$", r.stdout, re.M)
+    got = re.findall(r"^[ab] (\d+) ([0-9.]+) (?:[0-9.]+|-)$", r.stdout, re.M)
     check(len(got) == 2, "split did not print its workers' CPU times: %r" % r.stdout)
     return d, {int(t): float(ms) for t, ms in got}
 
