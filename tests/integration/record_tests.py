@@ -147,9 +147,9 @@ def test_split_3to1_each_thread_one_sample_per_ms_of_its_cpu_time():
 
 
 def on_cpu_ns(evs, tid):
-    """A thread's running time from its thread_switch records: each in to the next out (or to
-    its exit, whose switch-out perf no longer reports)."""
-    total, since = 0, None
+    """A thread's running time from its thread_switch records, each in to the next out (or to
+    its exit, whose switch-out perf no longer reports), and the number of those slices."""
+    total, since, n = 0, None, 0
     for e in evs:
         if e["name"] == "thread_switch" and field(e, "tid") == tid:
             if '"in"' in e["fields"]:
@@ -158,20 +158,21 @@ def on_cpu_ns(evs, tid):
             else:
                 check(since is not None, "tid %d switched out while not in" % tid)
                 total += e["ns"] - since
+                n += 1
                 since = None
         elif e["name"] == "process_exit" and field(e, "tid") == tid and since is not None:
             total += e["ns"] - since
+            n += 1
             since = None
-    return total
+    return total, n
 
 
 def test_split_thread_switches_give_each_thread_its_cpu_time_within_1pct():
-    """The time between a thread's switch records is its time on a CPU.  That is checked against
-    perf's task-clock, which the thread reads itself, and against the thread's own CPU clock,
-    which leaves out what the kernel takes away from the thread's time (steal time on this
-    CONFIG_PARAVIRT_TIME_ACCOUNTING kernel: CI's run of 2026-11-26 had thread a 304.256 ms on
-    the CPU for 300.011 ms of its clock, +1.41%).  That difference is task-clock less the CPU
-    clock: the CPU-clock check allows 1% plus it, and it is printed."""
+    """The time between a thread's switch records is its time on a CPU, which the thread measures
+    itself with perf's task-clock: within 1%, less perf's own work at each switch
+    (harness.SWITCH_COST_MS).  The thread's own CPU clock is printed beside: on this kernel
+    (CONFIG_PARAVIRT_TIME_ACCOUNTING) it leaves out steal time, which the switches and task-clock
+    count (CI's run of 2026-11-26: thread a 304.256 ms on the CPU for 300.011 ms of its clock)."""
     need_perf()
     r = record("-e", "cpu-clock", "-o", "rec", "--", wl("split"))
     check(r.returncode == 0, "exit status %d" % r.returncode)
@@ -179,19 +180,11 @@ def test_split_thread_switches_give_each_thread_its_cpu_time_within_1pct():
     clocks = split_task_clocks(r.stdout)
     evs = read_trace(p("rec"), clock_ns=True)
     for name, (tid, ms) in sorted(times.items()):
-        got = on_cpu_ns(evs, tid) / 1e6
+        ns, n = on_cpu_ns(evs, tid)
         tc = clocks[name]
-        taken = max(0.0, tc - ms) if tc is not None else 0.0
-        print("thread %s (tid %d): on CPU %.3f ms between its switches, %.3f ms of CPU time "
-              "(%+.2f%%), task-clock %s ms (%.3f ms not in its CPU time)"
-              % (name, tid, got, ms, (got - ms) / ms * 100,
-                 "%.3f" % tc if tc is not None else "not counted", taken))
-        check(abs(got - ms) <= 0.01 * (ms + taken) + taken, "thread %s: %.3f ms on CPU by its switches, "
-              "%.3f ms of CPU time by its own clock (more than 1%% + %.3f ms off)"
-              % (name, got, ms, taken))
-        if tc is not None:
-            check(abs(got - tc) <= 0.01 * tc, "thread %s: %.3f ms on CPU by its switches, %.3f "
-                  "ms by its task-clock (more than 1%% off)" % (name, got, tc))
+        print("thread %s (tid %d): %.3f ms of its CPU clock, task-clock %s"
+              % (name, tid, ms, "%.3f ms" % tc if tc is not None else "not counted"))
+        harness.check_running("thread %s" % name, ns / 1e6, n, tc if tc is not None else ms, 0.01)
 
 
 def test_sched_switch_pairs_each_thread_switch_out_of_the_recorded_threads():
