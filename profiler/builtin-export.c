@@ -31,8 +31,8 @@ static const struct cli_option export_options[] = {
 	{ 0, "to", "format", "folded: collapsed stacks, \"comm;root;...;leaf count\" per line, "
 	  "for flamegraph.pl and speedscope; pprof: a gzipped profile.proto for `go tool pprof`, "
 	  "values samples and the event's period; chrome: a timeline in the Trace Event Format's "
-	  "JSON (threads' running slices, CPUs, samples, forks, exits, losses) for Perfetto's UI "
-	  "and chrome://tracing", OPT_TO },
+	  "JSON (threads' running slices, CPUs, samples, counters, forks, exits, losses) for "
+	  "Perfetto's UI and chrome://tracing", OPT_TO },
 	{ 'o', "output", "file", "where to write (- for stdout)", OPT_OUTPUT },
 	{ 'e', "event", "event", "which sampled event (default: the recording's first; chrome: "
 	  "all)",

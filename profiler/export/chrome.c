@@ -5,7 +5,8 @@
  * track), and "ts" in microseconds, here the recording's clock in ns written as us with three
  * decimals, exactly.  Phases used: "M" metadata (process and thread names, their order), "X"
  * complete events (a slice with "dur": running, a VMM exit, a guest thread's state), "i" instants (samples, fork,
- * exec, exit, wakeups, losses, markers) and "B"/"E" for begin/end markers.
+ * exec, exit, wakeups, losses, markers), "B"/"E" for begin/end markers and "C" counters (each
+ * thread's count of each sampled event, the sum of its samples' periods, at each sample).
  *
  * Tracks: each host thread in its process; the host's CPUs as threads of a process "CPUs"
  * (what ran on each); in a `vperf vm record` recording the guest's threads as threads of one
@@ -255,6 +256,38 @@ static void put_samples(struct ctx *c, int event)
 	}
 }
 
+/*
+ * Counter tracks: at each sample, its thread's count of the sampled event so far (the sum of the
+ * periods of its samples of that event: a period is the events since the thread's previous
+ * sample).  A "C" event's track is its process and name, so the name carries the thread:
+ * "cpu-clock, tid 1234".
+ */
+static int put_counters(struct ctx *c, int event)
+{
+	struct vperf_report *r = c->r;
+	uint64_t *sum = calloc(r->nr_threads * (r->nr_events ? r->nr_events : 1), sizeof(*sum));
+	char name[300];
+
+	if (!sum)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_samples; i++) {
+		const struct vperf_report_sample *s = &r->samples[i];
+		uint64_t *n = &sum[(size_t)s->thread * r->nr_events + s->event];
+		uint32_t pid, tid;
+
+		if ((event >= 0 && s->event != (uint32_t)event) || !c->used[s->thread])
+			continue;
+		*n += s->period;
+		ids_of(c, s->thread, &pid, &tid);
+		snprintf(name, sizeof(name), "%s, tid %" PRIu32, r->events[s->event],
+			 r->threads[s->thread].tid);
+		begin(c, "C", name, "counter", pid, tid, s->ts);
+		fprintf(c->out, ",\"args\":{\"count\":%" PRIu64 "}}", *n);
+	}
+	free(sum);
+	return 0;
+}
+
 /* fork, exec, exit, wakeups, losses, markers and VMM exits. */
 static void put_events(struct ctx *c)
 {
@@ -363,16 +396,19 @@ int vperf_export_chrome(struct vperf_report *r, int event, FILE *out, char *why,
 	fprintf(out, ",\"lost\":%" PRIu64 "},\"traceEvents\":[", r->lost);
 	put_names(&c, nr_cpus, nr_vcpus);
 	put_slices(&c, s, nr);
-	if (c.vm && put_states(&c)) {
-		free(c.used);
-		free(s);
-		snprintf(why, why_len, "out of memory");
-		return -ENOMEM;
+	err = c.vm ? put_states(&c) : 0;
+	if (!err) {
+		put_samples(&c, event);
+		err = put_counters(&c, event);
 	}
-	put_samples(&c, event);
+	if (err)
+		goto out;
 	put_events(&c);
 	fputs("\n]}\n", out);
+out:
 	free(c.used);
 	free(s);
-	return 0;
+	if (err)
+		snprintf(why, why_len, "out of memory");
+	return err;
 }
