@@ -1702,8 +1702,7 @@ static void env_add(struct envbuf *b, const char *key, const char *fmt, ...)
 	for (char *c = b->v[b->n]; *c; c++)
 		if (*c < 0x20 || *c > 0x7e || *c == '"' || *c == '\\')
 			*c = '?';
-	b->e[b->n].key = key;
-	b->e[b->n].value = b->v[b->n];
+	b->e[b->n] = (struct vperf_ctf_env){ key, b->v[b->n], false };
 	b->n++;
 }
 

@@ -736,8 +736,7 @@ static size_t meta_env(char *meta, struct vperf_ctf_env *env, size_t max)
 			memmove(line + 5, line, strlen(line) + 1);
 			memcpy(line, "meta_", 5);
 		}
-		env[n].key = line;
-		env[n].value = eq + 1;
+		env[n] = (struct vperf_ctf_env){ line, eq + 1, false };
 		n++;
 	}
 	return n;
@@ -821,9 +820,9 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 		 "host kernel events: trace clock x86-tsc; vmm events: rdtsc; guest records: guest "
 		 "TSC - the vCPU's offset (KVM_VCPU_TSC_OFFSET, exact; '(samples)': the smallest "
 		 "offset TRACE_FLUSH samples allow, a lower bound)", (uint64_t)c->h->tsc_khz);
-	env[nr_env++] = (struct vperf_ctf_env){ "tsc_khz", khz };
-	env[nr_env++] = (struct vperf_ctf_env){ "vcpu_tsc_offsets", offsets };
-	env[nr_env++] = (struct vperf_ctf_env){ "raw_truncated", c->st->truncated ? "1" : "0" };
+	env[nr_env++] = (struct vperf_ctf_env){ "tsc_khz", khz, false };
+	env[nr_env++] = (struct vperf_ctf_env){ "vcpu_tsc_offsets", offsets, false };
+	env[nr_env++] = (struct vperf_ctf_env){ "raw_truncated", c->st->truncated ? "1" : "0", false };
 	/* what the recording holds, for `vperf report --header` (counted before writing) */
 	{
 		static const char *const type_keys[VPERF_TRACE_NR_TYPES] = {
@@ -861,7 +860,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 		}
 		for (size_t i = 0; i < nr_sum && nr_vals < 24; i++) {
 			snprintf(vals[nr_vals], sizeof(vals[nr_vals]), "%" PRIu64, sum[i].v);
-			env[nr_env++] = (struct vperf_ctf_env){ sum[i].key, vals[nr_vals++] };
+			env[nr_env++] = (struct vperf_ctf_env){ sum[i].key, vals[nr_vals++], false };
 		}
 	}
 	nr_env += meta_env(c->meta, env + nr_env, sizeof(env) / sizeof(env[0]) - nr_env);

@@ -277,6 +277,8 @@ struct vperf_ctf {
 	uint64_t seq;
 	uint64_t watermark;		/* newest timestamp flushed */
 	char *metadata;			/* as last written */
+	char **int_keys;		/* environment keys whose values are integers */
+	size_t nr_int_keys;
 	bool broken;			/* a flush failed half-way */
 	char err[512];
 };
@@ -682,6 +684,31 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * The library writes every environment value as a string; the integer
+ * ones lose their quotes here: "\tkey = \"12\";" becomes "\tkey = 12;".
+ */
+static void unquote_integers(const struct vperf_ctf *ctf, char *m)
+{
+	char *env = strstr(m, "\nenv {");
+	char pat[300];
+
+	for (size_t i = 0; env && i < ctf->nr_int_keys; i++) {
+		char *at, *end;
+
+		snprintf(pat, sizeof(pat), "\n\t%s = \"", ctf->int_keys[i]);
+		at = strstr(env, pat);
+		if (!at)
+			continue;
+		at += strlen(pat) - 1;		/* the opening quote */
+		end = strchr(at + 1, '"');
+		if (!end)
+			continue;
+		memmove(at, at + 1, (size_t)(end - at - 1));
+		memmove(end - 1, end + 1, strlen(end + 1) + 1);
+	}
+}
+
 /* Write the metadata if it changed, whole or not at all. */
 static int write_metadata(struct vperf_ctf *ctf)
 {
@@ -690,6 +717,7 @@ static int write_metadata(struct vperf_ctf *ctf)
 
 	if (!m)
 		return fail(ctf, -ENOMEM, "cannot build the trace's metadata");
+	unquote_integers(ctf, m);
 	if (ctf->metadata && !strcmp(ctf->metadata, m)) {
 		free(m);
 		return 0;
@@ -788,6 +816,34 @@ static int add_env(struct vperf_ctf *ctf, const char *key, const char *value)
 	return 0;
 }
 
+static void free_int_keys(struct vperf_ctf *ctf)
+{
+	for (size_t i = 0; i < ctf->nr_int_keys; i++)
+		free(ctf->int_keys[i]);
+	free(ctf->int_keys);
+}
+
+/* Mark key's value (already added) an integer: 0, -EINVAL not one, -ENOMEM. */
+static int add_int_key(struct vperf_ctf *ctf, const char *key, const char *value)
+{
+	const char *d = value + (*value == '-');
+	size_t n = strspn(d, "0123456789");
+	char **keys;
+
+	if (!n || n > 18 || d[n])
+		return fail(ctf, -EINVAL, "environment value of %s, \"%s\", is not a decimal "
+			    "integer", key, value);
+	keys = realloc(ctf->int_keys, (ctf->nr_int_keys + 1) * sizeof(*keys));
+	if (!keys)
+		return fail(ctf, -ENOMEM, "out of memory");
+	ctf->int_keys = keys;
+	keys[ctf->nr_int_keys] = strdup(key);
+	if (!keys[ctf->nr_int_keys])
+		return fail(ctf, -ENOMEM, "out of memory");
+	ctf->nr_int_keys++;
+	return 0;
+}
+
 static int make_env(struct vperf_ctf *ctf, const struct vperf_ctf_config *cfg)
 {
 	static const char *const builtin[] = {
@@ -833,6 +889,8 @@ static int make_env(struct vperf_ctf *ctf, const struct vperf_ctf_config *cfg)
 				return fail(ctf, -EINVAL, "environment key %s given twice (or a "
 					    "key the writer sets itself)", key);
 		ret = add_env(ctf, key, cfg->env[i].value);
+		if (!ret && cfg->env[i].integer)
+			ret = add_int_key(ctf, key, cfg->env[i].value);
 		if (ret)
 			return ret;
 	}
@@ -967,6 +1025,7 @@ out_dir:
 out_free:
 	if (why && why_len)
 		snprintf(why, why_len, "%s", ctf->err);
+	free_int_keys(ctf);
 	free(ctf->metadata);
 	free(ctf->dir);
 	free(ctf);
@@ -997,6 +1056,7 @@ void vperf_ctf__delete(struct vperf_ctf *ctf)
 	/* Last: it rewrites its (by now replaced) metadata file and closes it. */
 	bt_ctf_writer_put(ctf->writer);
 	close(ctf->dirfd);
+	free_int_keys(ctf);
 	free(ctf->metadata);
 	free(ctf->dir);
 	free(ctf);

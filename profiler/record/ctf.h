@@ -167,10 +167,17 @@ extern const struct vperf_ctf_class_desc vperf_ctf_default_classes[VPERF_CTF_NR_
 
 /* ---- the writer ------------------------------------------------------ */
 
-/* One extra environment entry: key a C identifier, value printable ASCII. */
+/*
+ * One extra environment entry: key a C identifier, value printable ASCII.
+ * integer: the value is a decimal integer (an optional '-' and 1 to 18
+ * digits) written as a CTF integer, `key = 2;`, not a string: what readers
+ * that parse a version number from the environment expect (Trace Compass's
+ * tracer_major).
+ */
 struct vperf_ctf_env {
 	const char *key;
 	const char *value;
+	bool integer;
 };
 
 struct vperf_ctf_config {

@@ -242,7 +242,9 @@ static void ctf_every_field_type_reads_back_at_its_limits(void **state)
  */
 static void ctf_clock_and_environment_are_in_the_metadata(void **state)
 {
-	static const struct vperf_ctf_env extra[] = { { "run_id", "42" } };
+	static const struct vperf_ctf_env extra[] = {
+		{ "run_id", "42", false }, { "tracer_major", "2", true }, { "delta", "-7", true },
+	};
 	const struct tdir *t = *state;
 	struct vperf_ctf_config cfg = {
 		.size = sizeof(cfg),
@@ -255,9 +257,10 @@ static void ctf_clock_and_environment_are_in_the_metadata(void **state)
 		.layers = (1u << VPERF_CTF_NR_LAYERS) - 1,
 		.clock_note = "guest TSC -> host monotonic via kvmclock",
 		.env = extra,
-		.nr_env = 1,
+		.nr_env = N(extra),
 	};
 	static const char *const want[] = {
+		"\ttracer_major = 2;\n", "\tdelta = -7;\n",
 		"hostname = \"h1\";", "vperf_version = \"", "vm_name = \"guest0\";",
 		"layers = \"host_kernel,vmm,guest_kernel,guest_user,host_user\";",
 		"clock_note = \"guest TSC -> host monotonic via kvmclock\";", "run_id = \"42\";",
@@ -292,7 +295,7 @@ static void ctf_clock_and_environment_are_in_the_metadata(void **state)
  */
 static void ctf_env_added_at_the_end_reaches_the_metadata_and_never_changes(void **state)
 {
-	static const struct vperf_ctf_env extra[] = { { "run_id", "42" } };
+	static const struct vperf_ctf_env extra[] = { { "run_id", "42", false } };
 	const struct tdir *t = *state;
 	struct vperf_ctf_config cfg = host_cfg;
 	struct vperf_ctf *ctf;
@@ -669,10 +672,11 @@ static void ctf_bad_configs_are_refused_and_leave_nothing(void **state)
 	static const struct vperf_ctf_class_desc c_lost[] = { { "lost_events", ok, 1 } };
 	static const struct vperf_ctf_class_desc c_dup[] = { { "c", ok, 1 }, { "c", ok, 1 } };
 	static const struct vperf_ctf_class_desc c_nofields[] = { { "c", NULL, 1 } };
-	static const struct vperf_ctf_env env_key[] = { { "bad-key", "v" } };
-	static const struct vperf_ctf_env env_quote[] = { { "k", "say \"hi\"" } };
-	static const struct vperf_ctf_env env_builtin[] = { { "hostname", "h" } };
-	static const struct vperf_ctf_env env_twice[] = { { "k", "1" }, { "k", "2" } };
+	static const struct vperf_ctf_env env_key[] = { { "bad-key", "v", false } };
+	static const struct vperf_ctf_env env_quote[] = { { "k", "say \"hi\"", false } };
+	static const struct vperf_ctf_env env_builtin[] = { { "hostname", "h", false } };
+	static const struct vperf_ctf_env env_twice[] = { { "k", "1", false }, { "k", "2", false } };
+	static const struct vperf_ctf_env env_notint[] = { { "k", "2b", true } };
 	const struct {
 		int line;
 		struct vperf_ctf_config cfg;
@@ -706,6 +710,8 @@ static void ctf_bad_configs_are_refused_and_leave_nothing(void **state)
 		  "environment key hostname given twice" },
 		{ __LINE__, { .env = env_twice, .nr_env = 2 }, -EINVAL,
 		  "environment key k given twice" },
+		{ __LINE__, { .env = env_notint, .nr_env = 1 }, -EINVAL,
+		  "environment value of k, \"2b\", is not a decimal integer" },
 		{ __LINE__, { .env = NULL, .nr_env = 1 }, -EINVAL,
 		  "1 environment entries but no table" },
 		{ __LINE__, { .hostname = "tab\there" }, -EINVAL, "environment value of hostname" },

@@ -171,7 +171,7 @@ static void sample(struct vperf_ctf_stream *s, uint64_t ts, uint32_t pid, uint32
 static void write_recording(const char *dir, const char *exe, uint64_t fn_off)
 {
 	struct vperf_ctf_class_desc cls[NR_C];
-	struct vperf_ctf_env env[] = { { "events", "cpu-clock" }, { "callchains", "1" } };
+	struct vperf_ctf_env env[] = { { "events", "cpu-clock", false }, { "callchains", "1", false } };
 	struct vperf_ctf_config cfg = { .size = sizeof(cfg), .hostname = "t", .env = env,
 					.nr_env = 2, .classes = cls, .nr_classes = NR_C };
 	struct vperf_ctf *ctf;
