@@ -8,8 +8,10 @@
  * reached it.  FILE is written beside itself and renamed into place (util/outfile.c), so that a
  * failed export leaves no half file.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "builtin.h"
 #include "util/options.h"
@@ -23,6 +25,7 @@ enum { OPT_HELP = 'h', OPT_INPUT = 'i', OPT_OUTPUT = 'o', OPT_EVENT = 'e', OPT_T
 
 static const char *const export_synopsis[] = {
 	"vperf export [-i <dir>] --to folded|pprof|chrome -o <file> [-e <event>]",
+	"vperf export [-i <dir>] --to ctf -o <dir>",
 	NULL,
 };
 
@@ -32,8 +35,11 @@ static const struct cli_option export_options[] = {
 	  "for flamegraph.pl and speedscope; pprof: a gzipped profile.proto for `go tool pprof`, "
 	  "values samples and the event's period; chrome: a timeline in the Trace Event Format's "
 	  "JSON (threads' running slices, CPUs, samples, counters, forks, exits, losses) for "
-	  "Perfetto's UI and chrome://tracing", OPT_TO },
-	{ 'o', "output", "file", "where to write (- for stdout)", OPT_OUTPUT },
+	  "Perfetto's UI and chrome://tracing; ctf: a directory of LTTng kernel traces (host/, "
+	  "guest/ for a VM recording) of the scheduling, process and KVM events, for Trace "
+	  "Compass and babeltrace2", OPT_TO },
+	{ 'o', "output", "file", "where to write (- for stdout; ctf: a new or empty directory)",
+	  OPT_OUTPUT },
 	{ 'e', "event", "event", "which sampled event (default: the recording's first; chrome: "
 	  "all)",
 	  OPT_EVENT },
@@ -45,7 +51,7 @@ static const struct cli_usage export_usage = {
 	.synopsis = export_synopsis,
 	.summary = "Write a recording's samples, with their resolved callchains, in another "
 		   "tool's format: collapsed stacks (folded) or a pprof profile; or the whole "
-		   "recording as a timeline (chrome). Record with `vperf record -g` for whole "
+		   "recording as a timeline (chrome) or as LTTng kernel traces (ctf). Record with `vperf record -g` for whole "
 		   "stacks; without, each stack is the sampled function alone.",
 	.opts = export_options,
 	.nr_opts = sizeof(export_options) / sizeof(export_options[0]),
@@ -94,7 +100,8 @@ static int parse_opts(struct export_opts *o, int argc, char **argv)
 	else if (!*o->dir)
 		status = cli_usage_error(&export_usage, "-i needs a directory, not an empty name");
 	else if (!o->to)
-		status = cli_usage_error(&export_usage, "--to is missing: folded, pprof or chrome");
+		status = cli_usage_error(&export_usage, "--to is missing: folded, pprof, chrome or "
+					 "ctf");
 	else if (!o->output || !*o->output)
 		status = cli_usage_error(&export_usage, "-o FILE is missing (- for stdout)");
 out:
@@ -103,6 +110,48 @@ out:
 }
 
 #ifdef VPERF_HAVE_REPORT
+/* Is path a directory with nothing in it? */
+static bool dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	bool empty = d != NULL;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = false;
+	if (d)
+		closedir(d);
+	return empty;
+}
+
+/* A format that is a directory: -o names it; it must not exist, or be empty. */
+static int export_dir(const struct export_opts *o, const struct vperf_export_format *fmt)
+{
+	struct vperf_report *r = NULL;
+	char why[512] = "";
+	struct stat st;
+	int err;
+
+	if (!strcmp(o->output, "-"))
+		return cli_usage_error(&export_usage, "--to %s writes a directory: -o DIR, not -",
+				       fmt->name);
+	if (!stat(o->output, &st) && !dir_is_empty(o->output))
+		return cli_error("export", "%s exists and is not an empty directory: the export "
+				 "would mix with it", o->output);
+	if (o->event)
+		return cli_usage_error(&export_usage, "--to %s writes events, not samples: no -e",
+				       fmt->name);
+	err = vperf_report__open(o->dir, &r, why, sizeof(why));
+	if (err)
+		return cli_error("export", "%s: %s", o->dir, why);
+	err = fmt->write_dir(r, o->output, why, sizeof(why));
+	vperf_report__delete(r);
+	if (err)
+		return cli_error("export", "writing %s: %s", o->output, why);
+	return 0;
+}
+
 static int export(const struct export_opts *o)
 {
 	const struct vperf_export_format *fmt = vperf_export_find(o->to);
@@ -117,6 +166,8 @@ static int export(const struct export_opts *o)
 	if (!fmt)
 		return cli_usage_error(&export_usage, "--to %s: not a format this vperf writes "
 				       "(%s)", o->to, names);
+	if (fmt->write_dir)
+		return export_dir(o, fmt);
 	status = outfile_open(&out, "export", o->output);
 	if (status)
 		return status;

@@ -6,14 +6,19 @@
 
 const struct vperf_export_format vperf_export_formats[] = {
 	{ "folded", "collapsed stacks, one \"comm;root;...;leaf count\" line per distinct stack "
-	  "(flamegraph.pl, speedscope)", vperf_export_folded, false },
+	  "(flamegraph.pl, speedscope)", vperf_export_folded, NULL, false },
 #ifdef VPERF_EXPORT_PPROF
 	{ "pprof", "a gzipped pprof profile: values samples and the event's period (go tool pprof)",
-	  vperf_export_pprof, false },
+	  vperf_export_pprof, NULL, false },
 #endif
 	{ "chrome", "a timeline in the Trace Event Format's JSON: each thread's running slices, "
 	  "per-CPU slices, samples, process events, losses (Perfetto's UI, chrome://tracing)",
-	  vperf_export_chrome, true },
+	  vperf_export_chrome, NULL, true },
+#ifdef VPERF_EXPORT_CTF
+	{ "ctf", "a directory of LTTng kernel traces, host/ and guest/: scheduling, process and KVM "
+	  "events with lttng-modules' names (Trace Compass, babeltrace2)", NULL, vperf_export_lttng,
+	  true },
+#endif
 };
 
 const size_t vperf_export_nr_formats = sizeof(vperf_export_formats) /

@@ -7,6 +7,8 @@
  *   pprof   a gzipped profile.proto Profile: `go tool pprof`, pprof's web UI, speedscope
  *   chrome  the Trace Event Format's JSON: a timeline of threads, CPUs, samples and events for
  *           Perfetto's UI, chrome://tracing, speedscope
+ *   ctf     a directory of LTTng kernel traces (host/, guest/): the kernel events, for Trace
+ *           Compass and babeltrace2
  * One sampled event per export (chrome: every event's, or the one asked for).  Writers return
  * 0 or a negative errno (with why); they never print but to out, and leave checking out's
  * write errors to the caller.
@@ -15,6 +17,7 @@
 #define VPERF_EXPORT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "report.h"
@@ -23,6 +26,8 @@ struct vperf_export_format {
 	const char *name;		/* --to NAME */
 	const char *what;		/* for --help */
 	int (*write)(struct vperf_report *r, int event, FILE *out, char *why, size_t why_len);
+	/* or: a format that is a directory (the -o), created (or empty) */
+	int (*write_dir)(struct vperf_report *r, const char *dir, char *why, size_t why_len);
 	bool timeline;			/* event may be -1 (all), and a recording without
 					 * samples is fine: not only samples are written */
 };
@@ -36,6 +41,10 @@ const struct vperf_export_format *vperf_export_find(const char *name);
 int vperf_export_folded(struct vperf_report *r, int event, FILE *out, char *why, size_t why_len);
 int vperf_export_pprof(struct vperf_report *r, int event, FILE *out, char *why, size_t why_len);
 int vperf_export_chrome(struct vperf_report *r, int event, FILE *out, char *why, size_t why_len);
+int vperf_export_lttng(struct vperf_report *r, const char *dir, char *why, size_t why_len);
+
+/* The ctf export's prio fields: vperf records no priorities (an LTTng prio is -100..39). */
+#define VPERF_LTTNG_NO_PRIO		((int64_t)INT32_MIN)
 
 /*
  * The chrome export's ids for tracks that are not a host process's threads (its pids and tids

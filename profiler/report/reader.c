@@ -211,6 +211,24 @@ static void read_env(struct sink *k, const bt_event *ev)
 	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "events");
 	if (v && bt_value_is_string(v))
 		k->r->event_list = strdup(bt_value_string_get(v));
+	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "hostname");
+	if (v && bt_value_is_string(v))
+		k->r->hostname = strdup(bt_value_string_get(v));
+}
+
+/* The clock's origin, from the first event's clock class: what exports write as theirs. */
+static void read_clock(struct vperf_report *r, const bt_clock_snapshot *cs)
+{
+	const bt_clock_class *cc = bt_clock_snapshot_borrow_clock_class_const(cs);
+	uint64_t hz = bt_clock_class_get_frequency(cc), cycles;
+	int64_t s;
+
+	bt_clock_class_get_offset(cc, &s, &cycles);
+	r->clock_offset_s = s;
+	r->clock_offset_ns = !hz || hz == 1000000000ull ? cycles :
+			     (uint64_t)((unsigned __int128)cycles * 1000000000u / hz);
+	r->clock_absolute = bt_clock_class_origin_is_unix_epoch(cc);
+	r->clock_read = true;
 }
 
 /* The event a sample was taken on: its sample_event label, else the recording's one event. */
@@ -467,8 +485,11 @@ static int take_sched(struct sink *k, const char *name, const bt_field *p, uint6
 		if (t < 0)
 			return -ENOMEM;
 		err = add_tlev(k, VPERF_REPORT_EV_WAKEUP, ts, layer, cpu, t, &e);
-		if (!err)
+		if (!err) {
 			e->arg = u64_of(member(p, "waker_tid"));
+			e->arg2 = member(p, "target_cpu") ? u64_of(member(p, "target_cpu")) :
+							    UINT64_MAX;
+		}
 		return err;
 	}
 	/*
@@ -486,6 +507,8 @@ static int take_sched(struct sink *k, const char *name, const bt_field *p, uint6
 	if (!err) {
 		e->other = o;
 		e->arg = u64_of(member(p, "prev_state"));
+		e->arg2 = r->threads[t].comm;	/* the names then */
+		e->str = r->threads[o].comm;
 	}
 	return err;
 }
@@ -629,6 +652,8 @@ static int take_event(struct sink *k, const bt_message *msg)
 
 	if (!k->env_read)
 		read_env(k, ev);
+	if (cs && !r->clock_read)
+		read_clock(r, cs);
 	if (!name)
 		return 0;
 	/* the recording's span: kernel symbols are written when it ended, not events in it */
@@ -909,6 +934,7 @@ void vperf_report__delete(struct vperf_report *r)
 	free(r->tlevs);
 	free(r->threads);
 	free(r->vm_name);
+	free(r->hostname);
 	free(r);
 }
 

@@ -120,8 +120,10 @@ enum vperf_report_ev_kind {
 	VPERF_REPORT_EV_SWITCH_IN,	/* thread_switch in: thread now runs on cpu */
 	VPERF_REPORT_EV_SWITCH_OUT,	/* thread_switch out; arg: preempted (1) or blocked */
 	VPERF_REPORT_EV_SCHED_SWITCH,	/* sched_switch: thread (prev) out, other (next) in;
-					 * arg: prev_state */
-	VPERF_REPORT_EV_WAKEUP,		/* sched_wakeup: thread woken; arg: the waker's tid */
+					 * arg: prev_state; arg2 and str: prev's and next's
+					 * names then (indices in strings, UINT32_MAX: none) */
+	VPERF_REPORT_EV_WAKEUP,		/* sched_wakeup: thread woken; arg: the waker's tid,
+					 * arg2 target_cpu (UINT64_MAX: not recorded) */
 	VPERF_REPORT_EV_FORK,		/* process_fork: thread (the child) made by other */
 	VPERF_REPORT_EV_EXEC,		/* process_exec: str the new program */
 	VPERF_REPORT_EV_EXIT,		/* process_exit: arg the exit code (as s64) */
@@ -193,6 +195,11 @@ struct vperf_report {
 	size_t nr_threads;
 	uint64_t first_ts, last_ts;	/* the first and last event of any kind (ns) */
 	char *vm_name;			/* the env's vm_name: a `vperf vm record` recording */
+	char *hostname;			/* the env's hostname, NULL if none */
+	int64_t clock_offset_s;		/* the clock's origin: ts 0 is this many s */
+	uint64_t clock_offset_ns;	/* plus this many ns after it */
+	bool clock_absolute;		/* that origin is the Unix epoch */
+	bool clock_read;		/* the three above were read (an event had a clock) */
 	uint32_t nr_cpus;		/* 1 + the highest cpu_id of a host stream */
 	void *priv;
 };

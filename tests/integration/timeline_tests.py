@@ -318,6 +318,107 @@ def timeline(d, out="t.svg", *extra):
     return root, text, running
 
 
+def bt2_events(d):
+    """babeltrace2 --clock-cycles DIR, read clean (exit 0, nothing on stderr): each event as
+    (cycles, name, {packet context field: value}, [(payload field, value)...]), the *_len
+    fields our writer puts before strings left out."""
+    if not BT2:
+        raise Skip("babeltrace2 is not installed (scripts/install-deps.sh installs it): no "
+                   "reader of CTF here")
+    r = subprocess.run([BT2, "--clock-cycles", d], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and not r.stderr, "babeltrace2 %s: exit %d, stderr %r"
+          % (d, r.returncode, r.stderr[-2000:]))
+    out = []
+    for line in r.stdout.splitlines():
+        m = re.match(r"^\[(\d+)\] \(\S+\) \S+ (\w+): \{ (.*?) \}, \{ (.*) \}$", line)
+        check(m, "a babeltrace2 line not understood: %r" % line)
+        ctx = dict(re.findall(r"(\w+) = (\d+)", m.group(3)))
+        fields = [(k, v.strip('"')) for k, v in
+                  re.findall(r"(\w+) = (\"[^\"]*\"|-?\d+|\( [^)]* \))", m.group(4))
+                  if not k.endswith("_len")]
+        out.append((int(m.group(1)), m.group(2), ctx, fields))
+    return out
+
+
+# lttng-modules' payload fields of the events the ctf export writes (its instrumentation
+# headers; Trace Compass's LttngEventLayout reads them by these names)
+LTTNG_FIELDS = {
+    "sched_switch": ["prev_comm", "prev_tid", "prev_prio", "prev_state", "next_comm", "next_tid",
+                     "next_prio"],
+    "sched_wakeup": ["comm", "tid", "prio", "target_cpu"],
+    "sched_process_fork": ["parent_comm", "parent_tid", "parent_pid", "child_comm", "child_tid",
+                           "child_pid"],
+    "sched_process_exec": ["filename", "tid", "old_tid"],
+    "sched_process_exit": ["comm", "tid", "prio"],
+}
+# the recording's event for each
+LTTNG_OF = {"sched_switch": "sched_switch", "sched_wakeup": "sched_wakeup",
+            "process_fork": "sched_process_fork", "process_exec": "sched_process_exec",
+            "process_exit": "sched_process_exit"}
+
+
+def test_ctf_export_is_an_lttng_kernel_trace_with_the_recordings_sched_events():
+    """`vperf export --to ctf` of a `vperf record` recording: babeltrace2 reads the host trace
+    without an error; its environment is an lttng-modules 2.12 kernel trace's (integers where
+    Trace Compass parses them); every event has lttng-modules' fields, in its order; and it
+    holds the recording's sched_switch, sched_wakeup, fork, exec and exit events, one for one,
+    at the same clock values on the same CPUs, with the same tids and prev_state."""
+    d, _ = record_split()
+    rec = bt2_events(d)
+    if not any(e[1] == "sched_switch" for e in rec):
+        raise Skip("the recording has no sched_switch (the sched tracepoints are not allowed "
+                   "here: `vperf report --header` says why)")
+    out = p("lt")
+    r = vperf("export", "-i", d, "--to", "ctf", "-o", out)
+    check(r.returncode == 0 and not r.stderr, "vperf export --to ctf exited %d" % r.returncode)
+    check(sorted(os.listdir(out)) == ["host"], "a vperf record export is host/ only: %r"
+          % os.listdir(out))
+    with open(os.path.join(out, "host", "metadata")) as f:
+        meta = f.read()
+    for want in ('domain = "kernel";', 'tracer_name = "lttng-modules";', "tracer_major = 2;",
+                 "tracer_minor = 12;", 'sysname = "Linux";', "cpu_id;"):
+        check(want in meta, "the metadata lacks %s" % want)
+    got = bt2_events(os.path.join(out, "host"))
+    for e in got:
+        check(e[1] in LTTNG_FIELDS, "an event the export does not write here: %r" % (e,))
+        check([k for k, _ in e[3]] == LTTNG_FIELDS[e[1]], "%s's fields %r, lttng-modules' %r"
+              % (e[1], [k for k, _ in e[3]], LTTNG_FIELDS[e[1]]))
+    counts = {}
+    for name, lname in LTTNG_OF.items():
+        a = [e for e in rec if e[1] == name]
+        b = [e for e in got if e[1] == lname]
+        counts[lname] = (len(a), len(b))
+        check(len(a) == len(b), "%d %s in the recording, %d %s in the export"
+              % (len(a), name, len(b), lname))
+        for x, y in zip(a, b):
+            check(x[0] == y[0] and x[2]["cpu_id"] == y[2]["cpu_id"], "%s at %d on CPU %s "
+                  "exported at %d on CPU %s" % (name, x[0], x[2]["cpu_id"], y[0], y[2]["cpu_id"]))
+            xf, yf = dict(x[3]), dict(y[3])
+            for k in {"sched_switch": ("prev_tid", "prev_state", "next_tid", "prev_comm",
+                                       "next_comm"),
+                      "sched_wakeup": ("tid", "target_cpu"),
+                      "process_fork": ("parent_tid", "parent_pid", "child_tid", "child_pid"),
+                      "process_exec": ("tid",), "process_exit": ("tid",)}[name]:
+                check(xf[k] == yf[k], "%s at %d: %s %s in the recording, %s exported"
+                      % (name, x[0], k, xf[k], yf[k]))
+    print("recording vs export: %r" % counts)
+
+
+def test_ctf_export_bad_output_is_refused_without_touching_it():
+    d, _ = record_split()
+    os.mkdir(p("full"))
+    with open(p("full", "keep"), "w") as f:
+        f.write("mine")
+    bad(["export", "-i", d, "--to", "ctf", "-o", p("full")],
+        r"^vperf export: .*full exists and is not an empty directory", "a non-empty -o")
+    check(os.listdir(p("full")) == ["keep"], "the export touched a non-empty directory")
+    bad(["export", "-i", d, "--to", "ctf", "-o", "-"],
+        r"^vperf export: --to ctf writes a directory: -o DIR, not -", "-o -")
+    bad(["export", "-i", d, "--to", "ctf", "-e", "cpu-clock", "-o", p("x")],
+        r"^vperf export: --to ctf writes events, not samples: no -e", "-e with ctf")
+    check(not os.path.exists(p("x")), "a refused export left its directory")
+
+
 def texts(root):
     return [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
 

@@ -26,7 +26,9 @@
 #             1000, their time within 5% of the recorded exits'; the sleeper's "waiting: timer" >= 95% of its 1 s
 #             with the vector named; the futex waiter's "waiting: thread" name the waker, >= 500 and >= 95% of them
 #             (thread start-up can add a wait on the main thread); its chrome export parses as JSON, has the
-#             threads' state slices, and every track's slices nest
+#             threads' state slices, and every track's slices nest; its ctf export (LTTng kernel traces host/ and
+#             guest/) reads in babeltrace2 with the recording's host sched_switch, kvm_entry, kvm_exit and guest
+#             sched_switch and process_fork, one for one at the same times and CPUs
 #   states-steal  `vperf report --states` of the steal run: the thread's "preempted on the host" (its whole life,
 #             a thread started for the count) within 5% of its vperf::steal, the hog the preemptor named most
 #   profile   a third recorded run, `vperf vm record -F 1000 -g` of `vperf-record-marks profile 3` (rm_burn in a thread

@@ -360,6 +360,46 @@ def states(d, vperf, port, n, sleeper, sleep_ms, waiter, waker, rounds):
     total = sum(cnt for _, cnt in by)
     ok &= named >= rounds // 2 and named >= 0.95 * total
     ok &= chrome_nests(d, vperf)
+    ok &= ctf_export(d, vperf)
+    return ok
+
+
+def ctf_export(d, vperf):
+    """`vperf export --to ctf` of d: host/ and guest/ LTTng kernel traces that babeltrace2 reads (exit 0), with
+    the recording's host sched_switch, kvm_entry and kvm_exit (as kvm_x86_entry, kvm_x86_exit) and the guest's
+    sched_switch and process_fork (as sched_process_fork), one for one, at the same clock values on the same CPUs."""
+    import collections
+    import tempfile
+    want = {("host_kernel", "sched_switch"): ("host", "sched_switch"),
+            ("host_kernel", "kvm_entry"): ("host", "kvm_x86_entry"),
+            ("host_kernel", "kvm_exit"): ("host", "kvm_x86_exit"),
+            ("guest_kernel", "sched_switch"): ("guest", "sched_switch"),
+            ("guest_kernel", "process_fork"): ("guest", "sched_process_fork")}
+    rec = collections.defaultdict(list)
+    for ts, name, _, layer, cpu in events(d):
+        if (layer, name) in want:
+            rec[want[(layer, name)]].append((ts, cpu))
+    got = collections.defaultdict(list)
+    with tempfile.TemporaryDirectory() as t:
+        out = t + "/ctf"
+        p = subprocess.run([vperf, "export", "-i", d, "--to", "ctf", "-o", out], capture_output=True, text=True)
+        if p.returncode:
+            print(f"states: ctf: vperf export exited {p.returncode}: {p.stderr.strip()}")
+            return False
+        for machine in ("host", "guest"):
+            with open(f"{out}/{machine}/metadata") as f:
+                meta = f.read()
+            if 'domain = "kernel";' not in meta or "tracer_major = 2;" not in meta:
+                print(f"states: ctf: {machine}/metadata is not an lttng-modules kernel trace's")
+                return False
+            for ts, name, _, _, cpu in events(f"{out}/{machine}"):
+                got[(machine, name)].append((ts, cpu))
+    ok = True
+    for key in want.values():
+        same = rec[key] == got[key]
+        ok &= same and len(rec[key]) > 0
+        print(f"states: ctf: {key[0]} {key[1]}: {len(rec[key])} in the recording, {len(got[key])} exported"
+              f"{'' if same else ', not the same times and CPUs'}")
     return ok
 
 

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `vperf export --to ctf`: a recording's kernel events as LTTng kernel traces (export.h,
+ * docs/report.md section 3), for Trace Compass's Linux kernel analysis (Resources and Control
+ * Flow views) and anything else that reads lttng-modules traces.
+ *
+ * One CTF trace per machine under the output directory: host/ (the host's kernel events) and,
+ * for a `vperf vm record` recording, guest/ (the guest kernel's).  Each has the environment of
+ * an lttng-modules 2.12 trace (domain "kernel", tracer_name "lttng-modules", tracer_major and
+ * tracer_minor as integers: Trace Compass picks its event layout from them), one stream per CPU
+ * (vCPU for the guest) with the CPU in the packet context's cpu_id, and LTTng's event and field
+ * names:
+ *   sched_switch        prev_comm prev_tid prev_prio prev_state next_comm next_tid next_prio
+ *   sched_wakeup        comm tid prio target_cpu
+ *   sched_process_fork  parent_comm parent_tid parent_pid child_comm child_tid child_pid
+ *   sched_process_exec  filename tid old_tid
+ *   sched_process_exit  comm tid prio
+ *   kvm_x86_entry       vcpu_id                      (host)
+ *   kvm_x86_exit        exit_reason vcpu_id          (host)
+ * vperf records no priorities: the prio fields, which Trace Compass's handlers read, hold
+ * VPERF_LTTNG_NO_PRIO.  Our writer puts each string's length before it (a field NAME_len):
+ * readers that look fields up by name do not see it.  Lost events go to the packets'
+ * events_discarded, as LTTng's do.  Not exported: samples (pprof, folded, chrome carry them),
+ * perf's thread_switch (no LTTng event: sched_switch is the kernel's), markers, the VMM's exits
+ * and guest interrupts (LTTng's irq_handler_entry needs its exit, which is not recorded).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ctf.h"
+#include "export.h"
+
+#define STR(n)	{ n, VPERF_CTF_TYPE_STRING, 0, NULL, 0 }
+#define U32(n)	{ n, VPERF_CTF_TYPE_U32, 0, NULL, 0 }
+#define S64(n)	{ n, VPERF_CTF_TYPE_S64, 0, NULL, 0 }
+
+static const struct vperf_ctf_field_desc f_switch[] = {
+	STR("prev_comm"), U32("prev_tid"), S64("prev_prio"), S64("prev_state"),
+	STR("next_comm"), U32("next_tid"), S64("next_prio"),
+};
+static const struct vperf_ctf_field_desc f_wakeup[] = {
+	STR("comm"), U32("tid"), S64("prio"), U32("target_cpu"),
+};
+static const struct vperf_ctf_field_desc f_fork[] = {
+	STR("parent_comm"), U32("parent_tid"), U32("parent_pid"),
+	STR("child_comm"), U32("child_tid"), U32("child_pid"),
+};
+static const struct vperf_ctf_field_desc f_exec[] = { STR("filename"), U32("tid"), U32("old_tid") };
+static const struct vperf_ctf_field_desc f_exit[] = { STR("comm"), U32("tid"), S64("prio") };
+static const struct vperf_ctf_field_desc f_kvm_entry[] = { U32("vcpu_id") };
+static const struct vperf_ctf_field_desc f_kvm_exit[] = { U32("exit_reason"), U32("vcpu_id") };
+
+enum { C_SWITCH, C_WAKEUP, C_FORK, C_EXEC, C_EXIT, C_KVM_ENTRY, C_KVM_EXIT, NR_C };
+
+#define CLASS(name, f) { name, f, sizeof(f) / sizeof(f[0]) }
+static const struct vperf_ctf_class_desc classes[NR_C] = {
+	[C_SWITCH] = CLASS("sched_switch", f_switch),
+	[C_WAKEUP] = CLASS("sched_wakeup", f_wakeup),
+	[C_FORK] = CLASS("sched_process_fork", f_fork),
+	[C_EXEC] = CLASS("sched_process_exec", f_exec),
+	[C_EXIT] = CLASS("sched_process_exit", f_exit),
+	[C_KVM_ENTRY] = CLASS("kvm_x86_entry", f_kvm_entry),
+	[C_KVM_EXIT] = CLASS("kvm_x86_exit", f_kvm_exit),
+};
+
+/* Events between flushes: bounds the writer's memory. */
+#define FLUSH_EVERY	65536
+
+struct machine {
+	struct vperf_ctf *ctf;
+	size_t queued;
+	uint64_t nr[NR_C];
+};
+
+struct lttng {
+	struct vperf_report *r;
+	struct machine m[2];		/* host, guest */
+	char *why;
+	size_t why_len;
+};
+
+static const char *name_of(const struct vperf_report *r, uint64_t comm)
+{
+	return comm < r->nr_strings ? r->strings[comm] : "";
+}
+
+static const char *comm_of(const struct vperf_report *r, int32_t t)
+{
+	return t >= 0 ? name_of(r, r->threads[t].comm) : "";
+}
+
+static uint32_t tid_of(const struct vperf_report *r, int32_t t)
+{
+	return t >= 0 ? r->threads[t].tid : 0;
+}
+
+static uint32_t pid_of(const struct vperf_report *r, int32_t t)
+{
+	if (t < 0)
+		return 0;
+	return r->threads[t].pid ? r->threads[t].pid : r->threads[t].tid;
+}
+
+/* Printable ASCII without '"' and '\\' (what an environment value may hold), else '?'. */
+static void env_text(char *dst, size_t len, const char *src)
+{
+	size_t i = 0;
+
+	for (; src && *src && i + 1 < len; src++, i++)
+		dst[i] = (*src >= 0x20 && *src < 0x7f && *src != '"' && *src != '\\') ? *src : '?';
+	dst[i] = 0;
+}
+
+static int open_machine(struct lttng *x, int which, const char *dir)
+{
+	const struct vperf_report *r = x->r;
+	char path[PATH_MAX], host[256], source[PATH_MAX + 64], why[512];
+	struct vperf_ctf_env env[] = {
+		{ "domain", "kernel", false },
+		{ "tracer_name", "lttng-modules", false },
+		{ "tracer_major", "2", true },
+		{ "tracer_minor", "12", true },
+		{ "tracer_patchlevel", "0", true },
+		{ "sysname", "Linux", false },
+		{ "vperf_source", source, false },
+	};
+	struct vperf_ctf_config cfg = {
+		.size = sizeof(cfg),
+		.clock_name = "monotonic",
+		.clock_description = "the vperf recording's clock",
+		.clock_offset_s = r->clock_offset_s,
+		.clock_offset = (int64_t)r->clock_offset_ns,
+		.clock_absolute = r->clock_absolute,
+		.hostname = host,
+		.env = env,
+		.nr_env = sizeof(env) / sizeof(env[0]),
+		.classes = classes,
+		.nr_classes = NR_C,
+	};
+	int err;
+
+	if (which)
+		snprintf(path, sizeof(path), "%s/guest", dir);
+	else
+		snprintf(path, sizeof(path), "%s/host", dir);
+	/* Trace Compass tells machines apart by hostname: the guest's is the VM's name */
+	env_text(host, sizeof(host), which ? r->vm_name : (r->hostname ? r->hostname : "host"));
+	if (which && !strcmp(host, r->hostname ? r->hostname : "host"))
+		strncat(host, "-guest", sizeof(host) - strlen(host) - 1);
+	snprintf(source, sizeof(source), "vperf export --to ctf of %s (%s)", r->dir,
+		 which ? "the guest's kernel events" : "the host's kernel events");
+	env_text(source, sizeof(source), source);
+	err = vperf_ctf__new(path, &cfg, &x->m[which].ctf, why, sizeof(why));
+	if (err)
+		snprintf(x->why, x->why_len, "%s: %s", path, why);
+	return err;
+}
+
+static int emit(struct lttng *x, const struct vperf_report_tlev *e, unsigned int cls,
+		const struct vperf_ctf_value *v, size_t n)
+{
+	struct machine *m = &x->m[e->layer == 2 || e->layer == 3];
+	struct vperf_ctf_stream *s;
+	int err;
+
+	if (!m->ctf)
+		return 0;
+	err = vperf_ctf__stream(m->ctf, e->layer == 2 || e->layer == 3 ? VPERF_CTF_GUEST_KERNEL :
+				VPERF_CTF_HOST_KERNEL, e->cpu, &s);
+	if (!err)
+		err = vperf_ctf__emit(s, cls, e->ts, v, n);
+	if (!err && ++m->queued >= FLUSH_EVERY) {
+		m->queued = 0;
+		err = vperf_ctf__flush(m->ctf);
+	}
+	if (err)
+		snprintf(x->why, x->why_len, "%s", vperf_ctf__strerror(m->ctf));
+	else
+		m->nr[cls]++;
+	return err;
+}
+
+static int lost(struct lttng *x, const struct vperf_report_tlev *e)
+{
+	struct machine *m = &x->m[e->layer == 2 || e->layer == 3];
+	struct vperf_ctf_stream *s;
+	int err;
+
+	if (!m->ctf || e->layer == 1)
+		return 0;
+	err = vperf_ctf__stream(m->ctf, e->layer >= 2 && e->layer <= 3 ? VPERF_CTF_GUEST_KERNEL :
+				VPERF_CTF_HOST_KERNEL, e->cpu, &s);
+	if (!err)
+		err = vperf_ctf__lost(s, e->ts, e->arg);
+	if (err)
+		snprintf(x->why, x->why_len, "%s", vperf_ctf__strerror(m->ctf));
+	return err;
+}
+
+static int put_event(struct lttng *x, const struct vperf_report_tlev *e)
+{
+	const struct vperf_report *r = x->r;
+	const int64_t np = VPERF_LTTNG_NO_PRIO;
+
+	switch (e->kind) {
+	case VPERF_REPORT_EV_SCHED_SWITCH: {
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_STR(name_of(r, e->arg2)), VPERF_CTF_U32(tid_of(r, e->thread)),
+			VPERF_CTF_S64(np), VPERF_CTF_S64((int64_t)e->arg),
+			VPERF_CTF_STR(name_of(r, e->str)), VPERF_CTF_U32(tid_of(r, e->other)),
+			VPERF_CTF_S64(np),
+		};
+		return emit(x, e, C_SWITCH, v, sizeof(v) / sizeof(v[0]));
+	}
+	case VPERF_REPORT_EV_WAKEUP: {
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_STR(comm_of(r, e->thread)), VPERF_CTF_U32(tid_of(r, e->thread)),
+			VPERF_CTF_S64(np),
+			VPERF_CTF_U32(e->arg2 <= UINT32_MAX ? (uint32_t)e->arg2 : e->cpu),
+		};
+		return emit(x, e, C_WAKEUP, v, sizeof(v) / sizeof(v[0]));
+	}
+	case VPERF_REPORT_EV_FORK: {
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_STR(comm_of(r, e->other)), VPERF_CTF_U32(tid_of(r, e->other)),
+			VPERF_CTF_U32(pid_of(r, e->other)), VPERF_CTF_STR(comm_of(r, e->thread)),
+			VPERF_CTF_U32(tid_of(r, e->thread)), VPERF_CTF_U32(pid_of(r, e->thread)),
+		};
+		return emit(x, e, C_FORK, v, sizeof(v) / sizeof(v[0]));
+	}
+	case VPERF_REPORT_EV_EXEC: {
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_STR(e->str != UINT32_MAX ? r->strings[e->str] : ""),
+			VPERF_CTF_U32(tid_of(r, e->thread)), VPERF_CTF_U32(tid_of(r, e->thread)),
+		};
+		return emit(x, e, C_EXEC, v, sizeof(v) / sizeof(v[0]));
+	}
+	case VPERF_REPORT_EV_EXIT: {
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_STR(comm_of(r, e->thread)), VPERF_CTF_U32(tid_of(r, e->thread)),
+			VPERF_CTF_S64(np),
+		};
+		return emit(x, e, C_EXIT, v, sizeof(v) / sizeof(v[0]));
+	}
+	case VPERF_REPORT_EV_KVM_ENTRY: {
+		struct vperf_ctf_value v[] = { VPERF_CTF_U32((uint32_t)e->arg2) };
+
+		return emit(x, e, C_KVM_ENTRY, v, 1);
+	}
+	case VPERF_REPORT_EV_KVM_EXIT: {
+		struct vperf_ctf_value v[] = { VPERF_CTF_U32((uint32_t)e->arg),
+					       VPERF_CTF_U32((uint32_t)e->arg2) };
+
+		return emit(x, e, C_KVM_EXIT, v, 2);
+	}
+	case VPERF_REPORT_EV_LOST:
+		return lost(x, e);
+	default:
+		return 0;
+	}
+}
+
+int vperf_export_lttng(struct vperf_report *r, const char *dir, char *why, size_t why_len)
+{
+	struct lttng x = { .r = r, .why = why, .why_len = why_len };
+	bool guest = r->vm_name != NULL;
+	int err;
+
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		err = -errno;
+		snprintf(why, why_len, "cannot create %s: %s", dir, strerror(errno));
+		return err;
+	}
+	err = open_machine(&x, 0, dir);
+	if (!err && guest)
+		err = open_machine(&x, 1, dir);
+	for (size_t i = 0; !err && i < r->nr_tlevs; i++)
+		err = put_event(&x, &r->tlevs[i]);
+	for (int i = 0; i < 2; i++) {
+		int e2 = x.m[i].ctf ? vperf_ctf__flush(x.m[i].ctf) : 0;
+
+		if (e2 && !err) {
+			snprintf(why, why_len, "%s", vperf_ctf__strerror(x.m[i].ctf));
+			err = e2;
+		}
+		vperf_ctf__delete(x.m[i].ctf);
+	}
+	return err;
+}
