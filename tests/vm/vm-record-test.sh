@@ -24,8 +24,9 @@
 #   states    `vperf report --states` of that run (docs/states.md), after `vperf-record-marks sleep 100 10` and
 #             `wake 1000` (two threads on CPU 0 passing a futex word): the order thread alone has exits at PORT, all
 #             1000, their time within 5% of the recorded exits'; the sleeper's "waiting: timer" >= 95% of its 1 s
-#             with the vector named; the futex waiter's "waiting: thread" name the waker, >= 500 and >= 95% of them
-#             (thread start-up can add a wait on the main thread); its chrome export parses as JSON, has the
+#             with the vector named; each futex side's "waiting: thread" name the other (>= 95% of them; thread
+#             start-up can add a wait on the main thread), >= 500 of them together (which side blocks in a round
+#             depends on the guest's wakeup preemption); its chrome export parses as JSON, has the
 #             threads' state slices, and every track's slices nest; its ctf export (LTTng kernel traces host/ and
 #             guest/) reads in babeltrace2 with the recording's host sched_switch, kvm_entry, kvm_exit and guest
 #             sched_switch and process_fork, one for one at the same times and CPUs

@@ -46,8 +46,9 @@
  *	(the states case: its waits are the timer's).
  *   vperf-record-marks wake N
  *	two threads pinned to CPU 0 pass a futex word back and forth N times (FUTEX_WAIT until
- *	the other's FUTEX_WAKE): each of the waiter's waits ends in the waker's wake; prints "wake:
- *	waiter W waker K rounds N" (the states case: the waiter's waits name the waker).
+ *	the other's FUTEX_WAKE): each side's waits end in the other's wake, and every pass makes
+ *	one side block (the passer, or the woken side when the wakeup preempts the passer); prints
+ *	"wake: waiter W waker K rounds N" (the states case: each side's waits name the other).
  *
  * Exits 0 when every marker call succeeded or was counted lost (-ENOSPC), 1 otherwise, 2 usage.
  */
