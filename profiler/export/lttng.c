@@ -28,6 +28,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -79,6 +80,7 @@ struct machine {
 struct lttng {
 	struct vperf_report *r;
 	struct machine m[2];		/* host, guest */
+	char (*name)[16];		/* per thread: its name at the event being written */
 	char *why;
 	size_t why_len;
 };
@@ -88,9 +90,46 @@ static const char *name_of(const struct vperf_report *r, uint64_t comm)
 	return comm < r->nr_strings ? r->strings[comm] : "";
 }
 
-static const char *comm_of(const struct vperf_report *r, int32_t t)
+/* Thread t's name as of the event being written (else its last in the recording). */
+static const char *comm_of(const struct lttng *x, int32_t t)
 {
-	return t >= 0 ? name_of(r, r->threads[t].comm) : "";
+	if (t < 0)
+		return "";
+	return x->name[t][0] ? x->name[t] : name_of(x->r, x->r->threads[t].comm);
+}
+
+static void set_name(struct lttng *x, int32_t t, const char *name)
+{
+	if (t >= 0 && name && *name)
+		snprintf(x->name[t], sizeof(x->name[t]), "%s", name);
+}
+
+/*
+ * Follow the names threads had, in time order: what a sched_switch says, a child its parent's
+ * (fork copies it), an exec the base name of the file (the kernel's comm, 15 bytes at most).
+ */
+static void follow_names(struct lttng *x, const struct vperf_report_tlev *e)
+{
+	const struct vperf_report *r = x->r;
+	const char *file, *slash;
+
+	switch (e->kind) {
+	case VPERF_REPORT_EV_SCHED_SWITCH:
+		set_name(x, e->thread, name_of(r, e->arg2));
+		set_name(x, e->other, name_of(r, e->str));
+		break;
+	case VPERF_REPORT_EV_FORK:
+		if (e->other >= 0 && e->thread >= 0)
+			set_name(x, e->thread, comm_of(x, e->other));
+		break;
+	case VPERF_REPORT_EV_EXEC:
+		file = e->str != UINT32_MAX ? r->strings[e->str] : "";
+		slash = strrchr(file, '/');
+		set_name(x, e->thread, slash ? slash + 1 : file);
+		break;
+	default:
+		break;
+	}
 }
 
 static uint32_t tid_of(const struct vperf_report *r, int32_t t)
@@ -218,16 +257,17 @@ static int put_event(struct lttng *x, const struct vperf_report_tlev *e)
 	}
 	case VPERF_REPORT_EV_WAKEUP: {
 		struct vperf_ctf_value v[] = {
-			VPERF_CTF_STR(comm_of(r, e->thread)), VPERF_CTF_U32(tid_of(r, e->thread)),
+			VPERF_CTF_STR(comm_of(x, e->thread)), VPERF_CTF_U32(tid_of(r, e->thread)),
 			VPERF_CTF_S64(np),
 			VPERF_CTF_U32(e->arg2 <= UINT32_MAX ? (uint32_t)e->arg2 : e->cpu),
 		};
 		return emit(x, e, C_WAKEUP, v, sizeof(v) / sizeof(v[0]));
 	}
 	case VPERF_REPORT_EV_FORK: {
+		/* the child's name is its parent's: fork copies it */
 		struct vperf_ctf_value v[] = {
-			VPERF_CTF_STR(comm_of(r, e->other)), VPERF_CTF_U32(tid_of(r, e->other)),
-			VPERF_CTF_U32(pid_of(r, e->other)), VPERF_CTF_STR(comm_of(r, e->thread)),
+			VPERF_CTF_STR(comm_of(x, e->other)), VPERF_CTF_U32(tid_of(r, e->other)),
+			VPERF_CTF_U32(pid_of(r, e->other)), VPERF_CTF_STR(comm_of(x, e->thread)),
 			VPERF_CTF_U32(tid_of(r, e->thread)), VPERF_CTF_U32(pid_of(r, e->thread)),
 		};
 		return emit(x, e, C_FORK, v, sizeof(v) / sizeof(v[0]));
@@ -241,7 +281,7 @@ static int put_event(struct lttng *x, const struct vperf_report_tlev *e)
 	}
 	case VPERF_REPORT_EV_EXIT: {
 		struct vperf_ctf_value v[] = {
-			VPERF_CTF_STR(comm_of(r, e->thread)), VPERF_CTF_U32(tid_of(r, e->thread)),
+			VPERF_CTF_STR(comm_of(x, e->thread)), VPERF_CTF_U32(tid_of(r, e->thread)),
 			VPERF_CTF_S64(np),
 		};
 		return emit(x, e, C_EXIT, v, sizeof(v) / sizeof(v[0]));
@@ -278,8 +318,16 @@ int vperf_export_lttng(struct vperf_report *r, const char *dir, char *why, size_
 	err = open_machine(&x, 0, dir);
 	if (!err && guest)
 		err = open_machine(&x, 1, dir);
-	for (size_t i = 0; !err && i < r->nr_tlevs; i++)
+	x.name = calloc(r->nr_threads ? r->nr_threads : 1, sizeof(*x.name));
+	if (!x.name && !err) {
+		snprintf(why, why_len, "out of memory");
+		err = -ENOMEM;
+	}
+	for (size_t i = 0; !err && i < r->nr_tlevs; i++) {
+		follow_names(&x, &r->tlevs[i]);
 		err = put_event(&x, &r->tlevs[i]);
+	}
+	free(x.name);
 	for (int i = 0; i < 2; i++) {
 		int e2 = x.m[i].ctf ? vperf_ctf__flush(x.m[i].ctf) : 0;
 
