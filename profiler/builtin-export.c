@@ -24,7 +24,7 @@
 enum { OPT_HELP = 'h', OPT_INPUT = 'i', OPT_OUTPUT = 'o', OPT_EVENT = 'e', OPT_TO = 0x100 };
 
 static const char *const export_synopsis[] = {
-	"vperf export [-i <dir>] --to folded|pprof|chrome -o <file> [-e <event>]",
+	"vperf export [-i <dir>] --to folded|flame|pprof|chrome -o <file> [-e <event>]",
 	"vperf export [-i <dir>] --to ctf -o <dir>",
 	NULL,
 };
@@ -32,7 +32,7 @@ static const char *const export_synopsis[] = {
 static const struct cli_option export_options[] = {
 	{ 'i', "input", "dir", "the recording (default " RECDIR_DEFAULT ")", OPT_INPUT },
 	{ 0, "to", "format", "folded: collapsed stacks, \"comm;root;...;leaf count\" per line, "
-	  "for flamegraph.pl and speedscope; pprof: a gzipped profile.proto for `go tool pprof`, "
+	  "for flamegraph.pl and speedscope; flame: a flame graph, one self-contained SVG; pprof: a gzipped profile.proto for `go tool pprof`, "
 	  "values samples and the event's period; chrome: a timeline in the Trace Event Format's "
 	  "JSON (threads' running slices, CPUs, samples, counters, forks, exits, losses) for "
 	  "Perfetto's UI and chrome://tracing; ctf: a directory of LTTng kernel traces (host/, "
@@ -100,8 +100,8 @@ static int parse_opts(struct export_opts *o, int argc, char **argv)
 	else if (!*o->dir)
 		status = cli_usage_error(&export_usage, "-i needs a directory, not an empty name");
 	else if (!o->to)
-		status = cli_usage_error(&export_usage, "--to is missing: folded, pprof, chrome or "
-					 "ctf");
+		status = cli_usage_error(&export_usage, "--to is missing: folded, flame, pprof, "
+					 "chrome or ctf");
 	else if (!o->output || !*o->output)
 		status = cli_usage_error(&export_usage, "-o FILE is missing (- for stdout)");
 out:

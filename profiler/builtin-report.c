@@ -3,12 +3,14 @@
  * vperf report [-i DIR] [--sort keys] [-g caller|callee] [--stdio | -x SEP | -j]
  * vperf report --header [-i DIR]
  * vperf report --states [-i DIR] [--tid T] [--vcpu N] [--stdio | -x SEP | -j]
+ * vperf report --flame -o FILE.svg [-i DIR]
  *
  * Which code is hot in a recording (docs/report.md): its samples grouped by the --sort keys,
  * each row's share of the event's period, most first, one table per sampled event, as perf
  * report --stdio prints them; CSV with -x, JSON with -j; with -g, each row's callchains.
  * --header says what the recording holds, from its metadata alone (profiler/record/header.c).
  * --states says where each guest thread's and vCPU's wall time went (docs/states.md).
+ * --flame draws the first sampled event's stacks as a flame graph (vperf export --to flame).
  * The reading and grouping are profiler/report/'s; this file parses and prints.
  */
 #include <errno.h>
@@ -22,17 +24,20 @@
 #include "builtin.h"
 #include "util/json.h"
 #include "util/options.h"
+#include "util/outfile.h"
 #include "util/recdir.h"
 #ifdef VPERF_HAVE_RECORD
 #include "record/header.h"
 #endif
 #ifdef VPERF_HAVE_REPORT
+#include "export.h"
 #include "report.h"
 #endif
 
 enum {
 	OPT_HELP = 'h', OPT_INPUT = 'i', OPT_SORT = 's', OPT_GRAPH = 'g', OPT_SEP = 'x',
-	OPT_JSON = 'j', OPT_HEADER = 0x100, OPT_STDIO, OPT_STATES, OPT_TID, OPT_VCPU,
+	OPT_JSON = 'j', OPT_OUTPUT = 'o', OPT_HEADER = 0x100, OPT_STDIO, OPT_STATES, OPT_TID,
+	OPT_VCPU, OPT_FLAME,
 };
 
 #define NR_LONGEST	5	/* --states --tid: the longest waits shown */
@@ -45,6 +50,7 @@ static const char *const report_synopsis[] = {
 	"vperf report [-i <dir>] [--sort key[,key...]] [-g caller|callee] [--stdio|-x <sep>|-j]",
 	"vperf report --header [-i <dir>]",
 	"vperf report --states [-i <dir>] [--tid <tid>] [--vcpu <n>] [--stdio|-x <sep>|-j]",
+	"vperf report --flame -o <file.svg> [-i <dir>]",
 	NULL,
 };
 
@@ -66,6 +72,9 @@ static const struct cli_option report_options[] = {
 	{ 0, "tid", "tid", "--states: only this guest thread, with its longest waits and the "
 	  "chain of wakeups behind each", OPT_TID },
 	{ 0, "vcpu", "n", "--states: only vCPU n's table", OPT_VCPU },
+	{ 0, "flame", NULL, "draw the first sampled event's stacks as a flame graph, one "
+	  "self-contained SVG (as `vperf export --to flame`); needs -o", OPT_FLAME },
+	{ 'o', "output", "file", "--flame: the SVG to write (- for stdout)", OPT_OUTPUT },
 	{ 'h', "help", NULL, "show this help", OPT_HELP },
 };
 
@@ -86,9 +95,9 @@ static const struct cli_usage report_usage = {
 enum format { FMT_STDIO, FMT_CSV, FMT_JSON };
 
 struct report_opts {
-	const char *dir, *sort, *sep;
+	const char *dir, *sort, *sep, *output;
 	enum format fmt;
-	bool header, graph, caller, states;
+	bool header, graph, caller, states, flame;
 	long tid, vcpu;			/* -1: all */
 };
 
@@ -127,6 +136,12 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 			break;
 		case OPT_STATES:
 			o->states = true;
+			break;
+		case OPT_FLAME:
+			o->flame = true;
+			break;
+		case OPT_OUTPUT:
+			o->output = p.optarg;
 			break;
 		case OPT_TID:
 			if (parse_num(p.optarg, 0x3fffffff, &o->tid)) {
@@ -196,6 +211,14 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	else if (o->states && (o->graph || o->header || strcmp(o->sort, DEFAULT_SORT)))
 		status = cli_usage_error(&report_usage, "--states takes neither -g, --sort nor "
 					 "--header");
+	else if (o->output && !o->flame)
+		status = cli_usage_error(&report_usage, "-o goes with --flame (the tables are "
+					 "printed)");
+	else if (o->flame && (!o->output || !*o->output))
+		status = cli_usage_error(&report_usage, "--flame needs -o FILE.svg (- for stdout)");
+	else if (o->flame && (o->states || o->header || o->graph || o->fmt != FMT_STDIO ||
+			      strcmp(o->sort, DEFAULT_SORT)))
+		status = cli_usage_error(&report_usage, "--flame takes only -i and -o");
 out:
 	cli_parser__exit(&p);
 	return status;
@@ -478,6 +501,35 @@ static int report(const struct report_opts *o)
 		printf("]}\n");
 	vperf_report__delete(r);
 	return status;
+}
+
+/* ---- --flame ----------------------------------------------------------- */
+
+static int report_flame(const struct report_opts *o)
+{
+	struct vperf_report *r = NULL;
+	struct outfile out;
+	char why[512];
+	int err, status = outfile_open(&out, "report", o->output);
+
+	if (status)
+		return status;
+	err = vperf_report__open(o->dir, &r, why, sizeof(why));
+	if (err) {
+		status = cli_error("report", "%s: %s", o->dir, why);
+	} else if (!r->nr_events) {
+		status = cli_error("report", "%s has no samples: no flame graph to draw", o->dir);
+	} else {
+		if (r->nr_events > 1)
+			cli_warn("report", "--flame draws %s, the first of the recording's %zu "
+				 "sampled events (vperf export --to flame -e picks another)",
+				 r->events[0], r->nr_events);
+		err = vperf_export_flame(r, 0, out.f, why, sizeof(why));
+		if (err)
+			status = cli_error("report", "writing %s: %s", o->output, why);
+	}
+	vperf_report__delete(r);
+	return outfile_close(&out, status);
 }
 
 /* ---- --states ---------------------------------------------------------- */
@@ -779,6 +831,8 @@ int cmd_report(int argc, char **argv)
 #ifdef VPERF_HAVE_REPORT
 	if (o.states)
 		return report_states(&o);
+	if (o.flame)
+		return report_flame(&o);
 	return report(&o);
 #else
 	return cli_error("report", "this vperf was built without libbabeltrace2 or libelf "

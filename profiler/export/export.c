@@ -11,6 +11,8 @@ const struct vperf_export_format vperf_export_formats[] = {
 	{ "pprof", "a gzipped pprof profile: values samples and the event's period (go tool pprof)",
 	  vperf_export_pprof, NULL, false },
 #endif
+	{ "flame", "a flame graph of the stacks: one self-contained SVG, a frame's width its samples "
+	  "(a browser; vperf report --flame writes the same)", vperf_export_flame, NULL, false },
 	{ "chrome", "a timeline in the Trace Event Format's JSON: each thread's running slices, "
 	  "per-CPU slices, samples, process events, losses (Perfetto's UI, chrome://tracing)",
 	  vperf_export_chrome, NULL, true },

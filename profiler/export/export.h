@@ -7,6 +7,7 @@
  *   pprof   a gzipped profile.proto Profile: `go tool pprof`, pprof's web UI, speedscope
  *   chrome  the Trace Event Format's JSON: a timeline of threads, CPUs, samples and events for
  *           Perfetto's UI, chrome://tracing, speedscope
+ *   flame   a flame graph: one self-contained SVG of the stacks (flamegraph.pl's picture)
  *   ctf     a directory of LTTng kernel traces (host/, guest/): the kernel events, for Trace
  *           Compass and babeltrace2
  * One sampled event per export (chrome: every event's, or the one asked for).  Writers return
@@ -42,6 +43,10 @@ int vperf_export_folded(struct vperf_report *r, int event, FILE *out, char *why,
 int vperf_export_pprof(struct vperf_report *r, int event, FILE *out, char *why, size_t why_len);
 int vperf_export_chrome(struct vperf_report *r, int event, FILE *out, char *why, size_t why_len);
 int vperf_export_lttng(struct vperf_report *r, const char *dir, char *why, size_t why_len);
+int vperf_export_flame(struct vperf_report *r, int event, FILE *out, char *why, size_t why_len);
+
+/* The flame graph's width in px (its height follows from the deepest stack). */
+#define VPERF_FLAME_WIDTH		1200
 
 /* The ctf export's prio fields: vperf records no priorities (an LTTng prio is -100..39). */
 #define VPERF_LTTNG_NO_PRIO		((int64_t)INT32_MIN)

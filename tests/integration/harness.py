@@ -8,8 +8,10 @@ import os
 import re
 import shlex
 import shutil
+import struct
 import subprocess
 import tempfile
+import zlib
 
 
 class Skip(Exception):
@@ -156,3 +158,62 @@ def main(all_tests, prefix, setup, extra_args=()):
         shutil.rmtree(tmp, ignore_errors=True)
     print("PASS")
     return 0
+
+
+# Headless Chromium, the reader of the SVGs vperf draws (Debian chromium, scripts/install-deps.sh)
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def png_pixels(path):
+    """(width, height, rows of (r, g, b)) of an 8-bit RGB or RGBA, non-interlaced PNG."""
+    with open(path, "rb") as f:
+        data = f.read()
+    check(data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG")
+    pos, idat, w = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            check(depth == 8 and ctype in (2, 6) and interlace == 0,
+                  "a PNG this test does not decode: depth %d, colour type %d" % (depth, ctype))
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        ft, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if ft == 1:
+                line[i] = (line[i] + a) & 255
+            elif ft == 2:
+                line[i] = (line[i] + b) & 255
+            elif ft == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif ft == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
+        prev = line
+    return w, h, rows
+
+
+def render(svg, png, w, h):
+    """Headless Chromium's screenshot of svg at w x h."""
+    if not CHROMIUM:
+        raise Skip("chromium is not installed (Debian chromium, scripts/install-deps.sh): "
+                   "cannot render the SVG as a person would see it")
+    prof = tempfile.mkdtemp(dir=CLI.tmp)
+    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--user-data-dir=" + prof, "--screenshot=" + png,
+            "--window-size=%d,%d" % (w, h), "file://" + svg]
+    r = run(args, timeout=120, quiet=True)
+    check(r.returncode == 0, "chromium exited %d: %s" % (r.returncode, r.stderr[-1500:]))
+    check(os.path.exists(png), "chromium wrote no %s" % png)

@@ -54,8 +54,11 @@ def record_hot(name="rec", b_ms=200):
     check(r.returncode == 0, "vperf record exited %d" % r.returncode)
     ms = measured(r.stdout)
     want = ms["hot_a"] / ms["hot_b"]
-    # the workload's own truth first: a machine too loaded to burn 3:1 says nothing about vperf
-    check(2.7 < want < 3.3, "hot3to1 itself measured %.3f:1, not about 3:1" % want)
+    # the workload's own truth first: a machine too loaded to burn about 3:1 says nothing about
+    # vperf.  The reports are held to the measured ratio; this only refuses a wrecked run.  What a
+    # function measures includes the interrupts taken in it (this kernel has no
+    # CONFIG_IRQ_TIME_ACCOUNTING): 2.672:1 was measured once beside headless Chromium.
+    check(2.5 < want < 3.5, "hot3to1 itself measured %.3f:1, not about 3:1" % want)
     return d, ms
 
 
@@ -146,6 +149,91 @@ def test_pprof_top_gives_the_same_3_to_1():
     print(r.stdout[:600])
     check(r.returncode == 0 and re.search(r"^Type: (cpu-clock|cycles)", r.stdout, re.M),
           "pprof's default sample type is not the event")
+
+
+def flame_frames(path):
+    """A flame graph SVG's frames: [(name, samples, x, y, width)] from each <g>'s title and rect."""
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.parse(path).getroot()
+    out = []
+    for g in root.iter(ns + "g"):
+        title, rect = g.find(ns + "title"), g.find(ns + "rect")
+        if title is None or rect is None:
+            continue
+        m = re.match(r"^(.*) \((\d+) samples, [0-9.]+%\)$", title.text)
+        check(m, "a frame title not understood: %r" % title.text)
+        out.append((m.group(1), int(m.group(2)), float(rect.get("x")), float(rect.get("y")),
+                    float(rect.get("width"))))
+    return root, out
+
+
+def test_flame_graph_widths_give_hot_a_and_hot_b_3_to_1_and_it_renders():
+    """`vperf report --flame` (and `vperf export --to flame`, the same writer): an SVG whose
+    bottom frame is every sample, each frame's children side by side within it, and hot_a's and
+    hot_b's frames, less the frames on them, as wide as `vperf report`'s samples in them, 3:1
+    within 10% of what the functions measured; headless Chromium renders it (not blank)."""
+    d, ms = record_hot()
+    rows = report_csv(d, "--sort", "symbol")
+    total = sum(int(r["samples"]) for r in rows)
+    by_sym = {r["symbol"]: int(r["samples"]) for r in rows}
+    out = p("flame.svg")
+    r = vperf("report", "--flame", "-i", d, "-o", out)
+    check(r.returncode == 0 and not r.stderr, "vperf report --flame exited %d: %s"
+          % (r.returncode, r.stderr))
+    r = vperf("export", "-i", d, "--to", "flame", "-o", p("flame2.svg"))
+    check(r.returncode == 0 and not r.stderr, "vperf export --to flame exited %d" % r.returncode)
+    with open(out, "rb") as a, open(p("flame2.svg"), "rb") as b:
+        check(a.read() == b.read(), "report --flame and export --to flame differ")
+    root, frames = flame_frames(out)
+    width = float(root.get("width"))
+    check(frames and frames[0][0] == "all" and frames[0][1] == total, "the bottom frame is %r, "
+          "not all %d samples" % (frames[:1], total))
+    full = frames[0][4]
+    check(abs(full - (width - 20)) < 0.5, "the bottom frame is %.2f px wide of %.0f" % (full, width))
+    scale = full / total
+    for name, n, x, y, w in frames:
+        check(abs(w - n * scale) < 0.02, "%s: %.2f px for %d samples" % (name, w, n))
+    # nesting: each frame lies within a frame one row below it
+    for name, n, x, y, w in frames[1:]:
+        check(any(abs(y2 - (y + 16)) < 0.01 and x2 - 0.01 <= x and x + w <= x2 + w2 + 0.01
+                  for _, _, x2, y2, w2 in frames), "%s at x %.2f, y %.1f is over no frame"
+              % (name, x, y))
+    got = {fn: sum(n for name, n, _, _, _ in frames if name == fn) for fn in ("hot_a", "hot_b")}
+    print("flame: %d frames, %d samples; hot_a %d, hot_b %d samples wide (report: %d, %d)"
+          % (len(frames), total, got["hot_a"], got["hot_b"], by_sym.get("hot_a", 0),
+             by_sym.get("hot_b", 0)))
+    # a frame's width is its samples and its callees' (hot_a calls clock_gettime): its own
+    # samples, its width less the frames on it, are the report's rows for the function
+    def own(f):
+        _, n, x, y, w = f
+        return n - sum(n2 for _, n2, x2, y2, w2 in frames
+                       if abs(y2 - (y - 16)) < 0.01 and x - 0.01 <= x2 and x2 + w2 <= x + w + 0.01)
+    for fn in got:
+        mine = sum(own(f) for f in frames if f[0] == fn)
+        print("%s: %d samples wide, %d its own; the report: %d" % (fn, got[fn], mine,
+                                                                   by_sym.get(fn, 0)))
+        check(mine == by_sym.get(fn, 0), "%s: %d samples its own in the flame graph, %d in "
+              "the report" % (fn, mine, by_sym.get(fn, 0)))
+    check_ratio("flame", by_sym.get("hot_a", 0), by_sym.get("hot_b", 0), ms)
+    w, h = int(width), int(float(root.get("height")))
+    png = p("flame.png")
+    harness.render(out, png, w, h)
+    pw, ph, px = harness.png_pixels(png)
+    colours = {c for row in px for c in row}
+    print("rendered %d x %d px, %d colours" % (pw, ph, len(colours)))
+    check((pw, ph) == (w, h) and len(colours) > 10, "the rendering is %d x %d with %d colours"
+          % (pw, ph, len(colours)))
+
+
+def test_flame_bad_input_is_refused_without_a_file():
+    bad(["report", "--flame", "-i", p("nothing"), "-o", p("x.svg")],
+        r"^vperf report: .*nothing: no such directory", "a missing directory")
+    check(not os.path.exists(p("x.svg")), "a failed --flame left its file")
+    bad(["report", "--flame", "-i", p("nothing")], r"--flame needs -o FILE.svg", "no -o")
+    bad(["report", "-o", p("x.svg")], r"-o goes with --flame", "-o without --flame")
+    bad(["report", "--flame", "--states", "-o", p("x.svg")], r"--flame takes only -i and -o",
+        "--flame with --states")
 
 
 def test_folded_stacks_sum_to_the_sample_count_and_reach_main():
