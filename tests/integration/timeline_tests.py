@@ -400,6 +400,14 @@ def test_ctf_export_is_an_lttng_kernel_trace_with_the_recordings_sched_events():
                 check(xf[k] == yf[k], "%s at %d: %s %s in the recording, %s exported"
                       % (name, x[0], k, xf[k], yf[k]))
     print("recording vs export: %r" % counts)
+    # names as they were: the workers are forked by split after its exec, and exit as split
+    names = [(e[1], dict(e[3])) for e in got if e[1] in ("sched_process_fork", "sched_process_exit")]
+    print("fork and exit names: %r" % [(n, f.get("child_comm", f.get("comm"))) for n, f in names])
+    for name, f in names:
+        if name == "sched_process_fork":
+            check(f["child_comm"] == f["parent_comm"] == "split", "a fork's names: %r" % f)
+        else:
+            check(f["comm"] == "split", "an exit's name: %r" % f)
 
 
 def test_ctf_export_bad_output_is_refused_without_touching_it():
