@@ -259,8 +259,9 @@ static void put_samples(struct ctx *c, int event)
 /*
  * Counter tracks: at each sample, its thread's count of the sampled event so far (the sum of the
  * periods of its samples of that event: a period is the events since the thread's previous
- * sample).  A "C" event's track is its process and name, so the name carries the thread:
- * "cpu-clock, tid 1234".
+ * sample); a sample of vperf_guest.ko's sampling NMI carries the thread's vperf counts
+ * themselves, each its own track.  A "C" event's track is its process and name, so the name
+ * carries the thread: "cpu-clock, tid 1234".
  */
 static int put_counters(struct ctx *c, int event)
 {
@@ -277,8 +278,18 @@ static int put_counters(struct ctx *c, int event)
 
 		if ((event >= 0 && s->event != (uint32_t)event) || !c->used[s->thread])
 			continue;
-		*n += s->period;
 		ids_of(c, s->thread, &pid, &tid);
+		/* the sampling NMI's: the thread's own counts then, one track each */
+		for (size_t k = 0; k < s->nr_counts && k < 3; k++) {
+			snprintf(name, sizeof(name), "%s, tid %" PRIu32, vperf_report_count_names[k],
+				 r->threads[s->thread].tid);
+			begin(c, "C", name, "counter", pid, tid, s->ts);
+			fprintf(c->out, ",\"args\":{\"count\":%" PRIu64 "}}",
+				r->counts[s->counts + k]);
+		}
+		if (s->nr_counts)
+			continue;
+		*n += s->period;
 		snprintf(name, sizeof(name), "%s, tid %" PRIu32, r->events[s->event],
 			 r->threads[s->thread].tid);
 		begin(c, "C", name, "counter", pid, tid, s->ts);

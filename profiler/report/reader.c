@@ -23,6 +23,10 @@ const char *const vperf_report_layer_names[5] = {
 	"host_kernel", "vmm", "guest_kernel", "guest_user", "host_user",
 };
 
+const char *const vperf_report_count_names[3] = {
+	"vperf::vcpu-clock", "vperf::steal", "vperf::exits",
+};
+
 const char *const vperf_report_ev_names[VPERF_REPORT_NR_EV_KINDS] = {
 	"switch_in", "switch_out", "sched_switch", "wakeup", "fork", "exec", "exit", "lost",
 	"marker", "vmm_exit", "irq", "kvm_exit", "kvm_entry",
@@ -48,7 +52,7 @@ struct sink {
 	struct vperf_report *r;
 	struct space *spaces;
 	size_t nr_spaces;
-	size_t cap_samples, cap_frames, cap_maps, cap_ksyms, cap_threads, cap_tlevs;
+	size_t cap_samples, cap_frames, cap_maps, cap_ksyms, cap_threads, cap_tlevs, cap_counts;
 	bool env_read;
 	int err;			/* -ENOMEM, or -EIO with why */
 	char why[256];
@@ -305,6 +309,22 @@ static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t l
 	if (!vals && u64_of(member(p, "counts_are")) == 1)
 		vals = member(p, "counts");
 	s->period = seq_len(vals) ? seq_at(vals, 0) : 1;
+	/* the sampling NMI's: the thread's vperf counts then (docs/abi.md 7.3) */
+	if (!vals && member(p, "counts_are") && !u64_of(member(p, "counts_are"))) {
+		const bt_field *c = member(p, "counts");
+		uint64_t nc = seq_len(c);
+
+		if (nc > VPERF_REPORT_MAX_COUNTS)
+			nc = VPERF_REPORT_MAX_COUNTS;
+		s->counts = r->nr_counts;
+		s->nr_counts = (uint8_t)nc;
+		for (uint64_t i = 0; i < nc; i++) {
+			if (vperf_report_grow(&r->counts, &k->cap_counts, r->nr_counts,
+					      sizeof(*r->counts)))
+				return -ENOMEM;
+			r->counts[r->nr_counts++] = seq_at(c, i);
+		}
+	}
 	err = sample_event(k, member(p, "sample_event"), &s->event);
 	if (err)
 		return err;
@@ -911,6 +931,7 @@ void vperf_report__delete(struct vperf_report *r)
 		return;
 	free(r->dir);
 	free(r->samples);
+	free(r->counts);
 	free(r->frames);
 	for (size_t i = 0; i < r->nr_maps; i++)
 		free(r->maps[i].file);

@@ -109,7 +109,16 @@ struct vperf_report_sample {
 	uint32_t event;			/* index in events */
 	uint32_t comm;			/* index in strings: the thread's name then */
 	size_t frame, nr_frames;	/* frames[frame..+nr): leaf first (the ip, then callers) */
+	size_t counts;			/* counts[counts..+nr_counts): the sampling NMI's */
+	uint8_t nr_counts;		/* thread counts then (vm record), else 0 */
 };
+
+/*
+ * A vm record sample of the sampling NMI (counts_are = thread_counts) carries the thread's vperf
+ * counts as of the NMI, in this order (docs/abi.md 7.3): vperf::vcpu-clock, steal, exits.
+ */
+#define VPERF_REPORT_MAX_COUNTS	16
+extern const char *const vperf_report_count_names[3];
 
 /*
  * What a timeline needs besides samples (docs/report.md, section 4): scheduling, process life,
@@ -173,6 +182,8 @@ struct vperf_report {
 	size_t nr_samples;
 	struct vperf_report_frame *frames;
 	size_t nr_frames;
+	uint64_t *counts;		/* the samples' thread counts (vperf_report_sample) */
+	size_t nr_counts;
 	struct vperf_report_map *maps;
 	size_t nr_maps;
 	struct vperf_report_elf *elfs;

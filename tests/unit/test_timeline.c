@@ -515,20 +515,42 @@ static void guest_switch(unsigned char *buf, size_t *len, uint64_t tsc, uint32_t
 	*len += sizeof(*r);
 }
 
+/* A sampling NMI's sample of tid with its 3 thread counts (no callchain), appended to buf. */
+static void guest_sample(unsigned char *buf, size_t *len, uint64_t tsc, uint32_t tid,
+			 uint64_t ip, const uint64_t counts[3])
+{
+	struct vperf_trace_sample *r = (void *)(buf + *len);
+
+	memset(r, 0, sizeof(*r) + 3 * sizeof(uint64_t));
+	r->h.size = sizeof(*r) + 3 * sizeof(uint64_t);
+	r->h.type = VPERF_TRACE_SAMPLE;
+	r->h.tsc = tsc;
+	r->h.pid = tid;
+	r->h.tid = tid;
+	r->h.flags = 1;		/* a user ip */
+	r->ip = ip;
+	r->nr_counts = 3;
+	memcpy(r->data, counts, 3 * sizeof(uint64_t));
+	*len += r->h.size;
+}
+
 /*
  * A `vperf vm record` recording made here with the converter (test_convert.c's raw files): the
  * guest's tid 7 "gtask" switched in from idle at host TSC +1000 and out at +3000 (2 GHz: 500 and
- * 1500 ns after the start), a marker "A" of it at +2000, the VMM's port I/O exit from +2200 to
+ * 1500 ns after the start), a marker "A" of it at +2000, a sample of its sampling NMI at +2400
+ * with its counts (vcpu-clock 5000, steal 40, exits 3), the VMM's port I/O exit from +2200 to
  * +2800.  Read back with the reader, the chrome export has the guest thread apart, its slice from
- * sched_switch, the marker on its track and the exit on vCPU 0, at the nanosecond.
+ * sched_switch, the marker on its track, a counter track per count and the exit on vCPU 0, at the
+ * nanosecond.
  */
-static void chrome_of_a_converted_vm_recording_puts_guest_and_vcpu_tracks_apart(void **state)
+static void converted_vm_recording_in_chrome_keeps_tracks_apart(void **state)
 {
 	struct tdir *t = *state;
 	struct vperf_rawrec_tsc off = { .host_tsc = START_TSC, .offset = OFFSET0, .how = 1 };
 	struct vperf_rawrec_exit x = { .exit_tsc = START_TSC + 2200, .resume_tsc = START_TSC + 2800,
 				       .addr = 0x5650, .reason = 2 };
 	struct vperf_convert_stats st = { .size = sizeof(st) };
+	static const uint64_t nmi_counts[3] = { 5000, 40, 3 };
 	struct vperf_report *r;
 	unsigned char g[1024];
 	size_t glen = 0;
@@ -540,6 +562,7 @@ static void chrome_of_a_converted_vm_recording_puts_guest_and_vcpu_tracks_apart(
 	chunk(t, VPERF_RAWREC_EXITS, 0, &x, sizeof(x));
 	guest_switch(g, &glen, START_TSC + 1000 + OFFSET0, 0, "swapper/0", 7, "gtask");
 	mark(g, &glen, "A", 1, START_TSC + 2000 + OFFSET0, 7);
+	guest_sample(g, &glen, START_TSC + 2400 + OFFSET0, 7, 0x401000, nmi_counts);
 	guest_switch(g, &glen, START_TSC + 3000 + OFFSET0, 7, "gtask", 0, "swapper/0");
 	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
 	raw_close(t, true);
@@ -562,6 +585,14 @@ static void chrome_of_a_converted_vm_recording_puts_guest_and_vcpu_tracks_apart(
 			       "\"pid\":16777216,\"tid\":16777216,\"ts\":1000001.100,"
 			       "\"dur\":0.300,\"args\":{\"reason\":2}}"));
 	assert_non_null(strstr(j, "\"args\":{\"name\":\"VM vm0: vCPUs\"}"));
+	/* the NMI's counts: a track each, the counts themselves, not a sum of periods */
+	assert_non_null(strstr(j, "{\"ph\":\"C\",\"name\":\"vperf::vcpu-clock, tid 7\","
+			       "\"cat\":\"counter\",\"pid\":8388608,\"tid\":8388615,"
+			       "\"ts\":1000001.200,\"args\":{\"count\":5000}}"));
+	assert_non_null(strstr(j, "\"name\":\"vperf::steal, tid 7\""));
+	assert_non_null(strstr(j, "\"ts\":1000001.200,\"args\":{\"count\":40}}"));
+	assert_non_null(strstr(j, "\"name\":\"vperf::exits, tid 7\""));
+	assert_int_equal(count(j, "\"ph\":\"C\""), 3);
 	free(j);
 	vperf_report__delete(r);
 }
@@ -581,9 +612,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(svg_of_a_vm_recording_draws_guest_threads_states),
 		cmocka_unit_test(svg_window_keeps_the_threads_alive_in_it),
 #ifdef VT_CONVERT
-		cmocka_unit_test_setup_teardown(
-			chrome_of_a_converted_vm_recording_puts_guest_and_vcpu_tracks_apart,
-			tdir_setup, tdir_teardown),
+		/* one line: tests/unit/CMakeLists.txt finds each entry's name on its line */
+		cmocka_unit_test_setup_teardown(converted_vm_recording_in_chrome_keeps_tracks_apart,
+						tdir_setup, tdir_teardown),
 #endif
 	};
 

@@ -447,7 +447,22 @@ def chrome_nests(d, vperf):
             open_.append(b)
     print(f"states: chrome: {sum(len(v) for v in tracks.values())} slices on {len(tracks)} tracks, {states} of them "
           f"guest thread states; slices overlapping without nesting: {bad}")
-    return states > 0 and bad == 0
+    # counter tracks: the sample case's thread samples its own vperf::vcpu-clock every 1 ms, and each sample of the
+    # sampling NMI carries the thread's counts then: its vcpu-clock track rises by about 1 ms a point
+    counts = collections.defaultdict(list)
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "C" and e["name"].startswith("vperf::vcpu-clock, tid "):
+            counts[e["name"]].append((e["ts"], e["args"]["count"]))
+    if not counts:
+        print("states: chrome: no vperf::vcpu-clock counter track")
+        return False
+    name, pts = max(counts.items(), key=lambda kv: len(kv[1]))
+    pts.sort()
+    rising = all(b[1] >= a[1] for a, b in zip(pts, pts[1:]))
+    step = (pts[-1][1] - pts[0][1]) / (len(pts) - 1) if len(pts) > 1 else 0
+    print(f"states: chrome: '{name}': {len(pts)} points, {'rising' if rising else 'NOT rising'}, "
+          f"{step / 1e6:.4f} ms a point (the thread samples every 1 ms of it; want within 10%)")
+    return states > 0 and bad == 0 and rising and len(pts) >= 100 and abs(step / 1e6 - 1) <= 0.1
 
 
 def states_steal(d, vperf, pct):
