@@ -74,7 +74,6 @@ static const struct vperf_ctf_class_desc classes[NR_C] = {
 struct machine {
 	struct vperf_ctf *ctf;
 	size_t queued;
-	uint64_t nr[NR_C];
 };
 
 struct lttng {
@@ -218,8 +217,6 @@ static int emit(struct lttng *x, const struct vperf_report_tlev *e, unsigned int
 	}
 	if (err)
 		snprintf(x->why, x->why_len, "%s", vperf_ctf__strerror(m->ctf));
-	else
-		m->nr[cls]++;
 	return err;
 }
 

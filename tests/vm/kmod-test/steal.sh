@@ -10,7 +10,7 @@
 # vcpu-clock within 3%. Then `vperf-kmod-thread hostcs`: a thread's vperf::host:context-switches (the vCPU thread's
 # host context switches over its slices) over a 300 ms burn between two UCALL VALUES reports, against the host's
 # own count for the vCPU thread (vperf-vmm prints /proc/thread-self/status's switches with each report): within 5%
-# in 2 rounds of 3, with at least 10 switches. Prints "kmod-test: PASS|FAIL steal|steal-guest|hostcs (<detail>)".
+# or one switch (a report's boundary) in 2 rounds of 3, with at least 10 switches. Prints "kmod-test: PASS|FAIL steal|steal-guest|hostcs (<detail>)".
 # Exit status: 0 passed, 1 failed, or vm-run's own (124 timeout, 125 boot failure, ...).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR/.. source=../common.sh
@@ -64,7 +64,11 @@ for r in 1 2 3; do
 	fi
 	h=$((e - b))
 	err="$(awk -v t="$t" -v h="$h" 'BEGIN { printf "%+.1f", h ? 100 * (t - h) / h : 0 }')"
-	awk -v t="$t" -v h="$h" 'BEGIN { exit !(h >= 10 && t >= 0.95 * h && t <= 1.05 * h) }' && good=$((good + 1))
+	# within 5%, or one switch either way: vperf-vmm reads its counts while it handles each report, and the
+	# report's own exit can switch the vCPU thread after that read, inside the thread's slice (CI 2026-11-26:
+	# thread 20, host 19 in two rounds, +5.3%)
+	awk -v t="$t" -v h="$h" 'BEGIN { d = t - h; if (d < 0) d = -d
+		exit !(h >= 10 && (d <= 1 || (t >= 0.95 * h && t <= 1.05 * h))) }' && good=$((good + 1))
 	detail="$detail round $r: thread $t, host $h ($err%);"
 done
 s="$(sed -n "s/.*KMOD-CASE hostcs status=\([0-9]*\).*/\1/p" "$LOG.clean" | tail -1)"

@@ -246,8 +246,40 @@ struct burner {
 	double err;
 	int ok;
 	int header_ok;
-	char what[400];		/* printed after every burner finished */
+	char what[512];		/* printed after every burner finished */
 };
+
+/* A numeric parameter of vperf_guest.ko read with fmt (one %ld), -1 if unreadable. */
+static long module_param_scan(const char *name, const char *fmt)
+{
+	char path[128];
+	FILE *f;
+	long n = -1;
+
+	snprintf(path, sizeof(path), "/sys/module/vperf_guest/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, fmt, &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+static long module_param_value(const char *name)
+{
+	return module_param_scan(name, "%ld");
+}
+
+/*
+ * Slices the module could not account since load (its lost_slices parameter's "unbased"): a
+ * round prints how many it lost meanwhile, on any thread, so that a round short of its CPU time
+ * says whether a whole slice went unaccounted.  -1 if unreadable.
+ */
+static long unbased_slices(void)
+{
+	return module_param_scan("lost_slices", "unbased %ld");
+}
 
 static void *burner_run(void *arg)
 {
@@ -255,12 +287,14 @@ static void *burner_run(void *arg)
 	const struct vperf_thread_page *pg;
 	struct vperf_thread_page v0, v1;
 	uint64_t t0, t1, w0, w1, dv;
+	long u0, u1;
 	double ratio, raw;
 	if (b->cpu >= 0)
 		pin(b->cpu);
 	pg = start(b->mode);
 	if (!pg)
 		return NULL;
+	u0 = unbased_slices();
 	usleep(1000);		/* v0 is then a slice boundary */
 	page_read(pg, &v0);
 	w0 = clock_ns(CLOCK_MONOTONIC);
@@ -270,6 +304,7 @@ static void *burner_run(void *arg)
 	w1 = clock_ns(CLOCK_MONOTONIC);
 	usleep(1000);		/* a switch-out accounts the slice */
 	page_read(pg, &v1);
+	u1 = unbased_slices();
 	dv = v1.counters[VPERF_THREAD_CTR_VCPU_CLOCK].value -
 	     v0.counters[VPERF_THREAD_CTR_VCPU_CLOCK].value;
 	/*
@@ -285,7 +320,8 @@ static void *burner_run(void *arg)
 	snprintf(b->what, sizeof(b->what),
 		 "cpu %d: vcpu-clock %.3f ms thread-cputime %.3f ms error %+.2f%% (host/guest clock %.4f; "
 		 "uncorrected %+.2f%%) steal %.3f ms exits %llu slices %llu wall %.3f ms "
-		 "slices' guest time %.3f ms, guest scheduler's charge %.3f ms (early by %.3f ms)",
+		 "slices' guest time %.3f ms, guest scheduler's charge %.3f ms (early by %.3f ms); "
+		 "slices the module lost meanwhile (any thread): %ld",
 		 b->cpu, dv / 1e6, (t1 - t0) / 1e6, b->err * 100, ratio, raw * 100,
 		 (v1.counters[VPERF_THREAD_CTR_STEAL].value -
 		  v0.counters[VPERF_THREAD_CTR_STEAL].value) / 1e6,
@@ -293,7 +329,8 @@ static void *burner_run(void *arg)
 				      v0.counters[VPERF_THREAD_CTR_EXITS].value),
 		 (unsigned long long)(v1.switches - v0.switches), (w1 - w0) / 1e6,
 		 (v1.guest_ns - v0.guest_ns) / 1e6, (v1.sched_ns - v0.sched_ns) / 1e6,
-		 ((double)(v1.sched_ns - v0.sched_ns) - (double)(v1.guest_ns - v0.guest_ns)) / 1e6);
+		 ((double)(v1.sched_ns - v0.sched_ns) - (double)(v1.guest_ns - v0.guest_ns)) / 1e6,
+		 u0 >= 0 && u1 >= u0 ? u1 - u0 : -1L);
 	b->header_ok = v1.size == sizeof(v1) && v1.version == VPERF_THREAD_PAGE_VERSION &&
 		       v1.nr == VPERF_THREAD_NR_CTRS;
 	{
@@ -323,23 +360,6 @@ static void *burner_run(void *arg)
 static void migrate_tick(unsigned int n)
 {
 	pin(n & 1);
-}
-
-/* A numeric parameter of vperf_guest.ko, -1 if unreadable. */
-static long module_param_value(const char *name)
-{
-	char path[128];
-	FILE *f;
-	long n = -1;
-
-	snprintf(path, sizeof(path), "/sys/module/vperf_guest/parameters/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &n) != 1)
-		n = -1;
-	fclose(f);
-	return n;
 }
 
 static int threads_param(void)
