@@ -8,7 +8,6 @@
  * reached it.  FILE is written beside itself and renamed into place (util/outfile.c), so that a
  * failed export leaves no half file.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,8 +31,9 @@ static const char *const export_synopsis[] = {
 static const struct cli_option export_options[] = {
 	{ 'i', "input", "dir", "the recording (default " RECDIR_DEFAULT ")", OPT_INPUT },
 	{ 0, "to", "format", "folded: collapsed stacks, \"comm;root;...;leaf count\" per line, "
-	  "for flamegraph.pl and speedscope; flame: a flame graph, one self-contained SVG; pprof: a gzipped profile.proto for `go tool pprof`, "
-	  "values samples and the event's period; chrome: a timeline in the Trace Event Format's "
+	  "for flamegraph.pl and speedscope; flame: a flame graph, one self-contained SVG; pprof: "
+	  "a gzipped profile.proto for `go tool pprof`, values samples and the event's period; "
+	  "chrome: a timeline in the Trace Event Format's "
 	  "JSON (threads' running slices, CPUs, samples, counters, forks, exits, losses) for "
 	  "Perfetto's UI and chrome://tracing; ctf: a directory of LTTng kernel traces (host/, "
 	  "guest/ for a VM recording) of the scheduling, process and KVM events, for Trace "
@@ -51,8 +51,9 @@ static const struct cli_usage export_usage = {
 	.synopsis = export_synopsis,
 	.summary = "Write a recording's samples, with their resolved callchains, in another "
 		   "tool's format: collapsed stacks (folded) or a pprof profile; or the whole "
-		   "recording as a timeline (chrome) or as LTTng kernel traces (ctf). Record with `vperf record -g` for whole "
-		   "stacks; without, each stack is the sampled function alone.",
+		   "recording as a timeline (chrome) or as LTTng kernel traces (ctf). Record with "
+		   "`vperf record -g` for whole stacks; without, each stack is the sampled function "
+		   "alone.",
 	.opts = export_options,
 	.nr_opts = sizeof(export_options) / sizeof(export_options[0]),
 	.permute = true,
@@ -110,23 +111,9 @@ out:
 }
 
 #ifdef VPERF_HAVE_REPORT
-/* Is path a directory with nothing in it? */
-static bool dir_is_empty(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	bool empty = d != NULL;
-
-	while (d && (e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			empty = false;
-	if (d)
-		closedir(d);
-	return empty;
-}
-
 /* A format that is a directory: -o names it; it must not exist, or be empty. */
-static int export_dir(const struct export_opts *o, const struct vperf_export_format *fmt)
+static int export_dir(const char *cmd, const struct export_opts *o,
+		      const struct vperf_export_format *fmt)
 {
 	struct vperf_report *r = NULL;
 	char why[512] = "";
@@ -136,23 +123,24 @@ static int export_dir(const struct export_opts *o, const struct vperf_export_for
 	if (!strcmp(o->output, "-"))
 		return cli_usage_error(&export_usage, "--to %s writes a directory: -o DIR, not -",
 				       fmt->name);
-	if (!stat(o->output, &st) && !dir_is_empty(o->output))
-		return cli_error("export", "%s exists and is not an empty directory: the export "
+	if (!stat(o->output, &st) && !recdir_is_empty(o->output))
+		return cli_error(cmd, "%s exists and is not an empty directory: the export "
 				 "would mix with it", o->output);
 	if (o->event)
 		return cli_usage_error(&export_usage, "--to %s writes events, not samples: no -e",
 				       fmt->name);
 	err = vperf_report__open(o->dir, &r, why, sizeof(why));
 	if (err)
-		return cli_error("export", "%s: %s", o->dir, why);
+		return cli_error(cmd, "%s: %s", o->dir, why);
 	err = fmt->write_dir(r, o->output, why, sizeof(why));
 	vperf_report__delete(r);
 	if (err)
-		return cli_error("export", "writing %s: %s", o->output, why);
+		return cli_error(cmd, "writing %s: %s", o->output, why);
 	return 0;
 }
 
-static int export(const struct export_opts *o)
+/* The export o asks for; errors are command cmd's (export, or report for --flame). */
+static int export(const char *cmd, const struct export_opts *o)
 {
 	const struct vperf_export_format *fmt = vperf_export_find(o->to);
 	char why[512] = "", names[256] = "";
@@ -167,34 +155,42 @@ static int export(const struct export_opts *o)
 		return cli_usage_error(&export_usage, "--to %s: not a format this vperf writes "
 				       "(%s)", o->to, names);
 	if (fmt->write_dir)
-		return export_dir(o, fmt);
-	status = outfile_open(&out, "export", o->output);
+		return export_dir(cmd, o, fmt);
+	status = outfile_open(&out, cmd, o->output);
 	if (status)
 		return status;
 	event = fmt->timeline ? -1 : 0;	/* a timeline: every event's samples */
 	err = vperf_report__open(o->dir, &r, why, sizeof(why));
 	if (err) {
-		status = cli_error("export", "%s: %s", o->dir, why);
+		status = cli_error(cmd, "%s: %s", o->dir, why);
 		goto out_file;
 	}
 	if (o->event) {
 		event = vperf_report__event(r, o->event);
 		if (event < 0) {
-			status = cli_error("export", "-e %s: %s has no samples of that event (it "
+			status = cli_error(cmd, "-e %s: %s has no samples of that event (it "
 					   "has: %s)", o->event, o->dir,
 					   r->event_list ? r->event_list : "");
 			goto out_file;
 		}
 	} else if (!r->nr_events && !fmt->timeline) {
-		status = cli_error("export", "%s has no samples", o->dir);
+		status = cli_error(cmd, "%s has no samples", o->dir);
 		goto out_file;
 	}
 	err = fmt->write(r, event, out.f, why, sizeof(why));
 	if (err)
-		status = cli_error("export", "writing %s: %s", o->output, why);
+		status = cli_error(cmd, "writing %s: %s", o->output, why);
 out_file:
 	vperf_report__delete(r);
 	return outfile_close(&out, status);
+}
+
+int export_recording(const char *cmd, const char *dir, const char *to, const char *output,
+		     const char *event)
+{
+	struct export_opts o = { .dir = dir, .to = to, .output = output, .event = event };
+
+	return export(cmd, &o);
 }
 #endif
 
@@ -206,7 +202,7 @@ int cmd_export(int argc, char **argv)
 	if (status >= 0)
 		return status;
 #ifdef VPERF_HAVE_REPORT
-	return export(&o);
+	return export("export", &o);
 #else
 	return cli_error("export", "this vperf was built without libbabeltrace2 or libelf "
 			 "(Debian libbabeltrace2-dev, libelf-dev: scripts/install-deps.sh): it "

@@ -24,13 +24,11 @@
 #include "builtin.h"
 #include "util/json.h"
 #include "util/options.h"
-#include "util/outfile.h"
 #include "util/recdir.h"
 #ifdef VPERF_HAVE_RECORD
 #include "record/header.h"
 #endif
 #ifdef VPERF_HAVE_REPORT
-#include "export.h"
 #include "report.h"
 #endif
 
@@ -507,29 +505,8 @@ static int report(const struct report_opts *o)
 
 static int report_flame(const struct report_opts *o)
 {
-	struct vperf_report *r = NULL;
-	struct outfile out;
-	char why[512];
-	int err, status = outfile_open(&out, "report", o->output);
-
-	if (status)
-		return status;
-	err = vperf_report__open(o->dir, &r, why, sizeof(why));
-	if (err) {
-		status = cli_error("report", "%s: %s", o->dir, why);
-	} else if (!r->nr_events) {
-		status = cli_error("report", "%s has no samples: no flame graph to draw", o->dir);
-	} else {
-		if (r->nr_events > 1)
-			cli_warn("report", "--flame draws %s, the first of the recording's %zu "
-				 "sampled events (vperf export --to flame -e picks another)",
-				 r->events[0], r->nr_events);
-		err = vperf_export_flame(r, 0, out.f, why, sizeof(why));
-		if (err)
-			status = cli_error("report", "writing %s: %s", o->output, why);
-	}
-	vperf_report__delete(r);
-	return outfile_close(&out, status);
+	/* the first sampled event's, as `vperf export --to flame` without -e */
+	return export_recording("report", o->dir, "flame", o->output, NULL);
 }
 
 /* ---- --states ---------------------------------------------------------- */

@@ -24,6 +24,13 @@ int cmd_vm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+
+/*
+ * `vperf export -i dir --to to -o output [-e event]` for another command that writes one of its
+ * formats (`vperf report --flame`): the exit status; errors are said as cmd's.
+ */
+int export_recording(const char *cmd, const char *dir, const char *to, const char *output,
+		     const char *event);
 int cmd_timeline(int argc, char **argv);
 
 /* The dispatch table of vperf.c, for `vperf help`. */

@@ -4,9 +4,10 @@
  * "traceEvents", an array of events each with a phase "ph", a name, "pid" and "tid" (which
  * track), and "ts" in microseconds, here the recording's clock in ns written as us with three
  * decimals, exactly.  Phases used: "M" metadata (process and thread names, their order), "X"
- * complete events (a slice with "dur": running, a VMM exit, a guest thread's state), "i" instants (samples, fork,
- * exec, exit, wakeups, losses, markers), "B"/"E" for begin/end markers and "C" counters (each
- * thread's count of each sampled event, the sum of its samples' periods, at each sample).
+ * complete events (a slice with "dur": running, a VMM exit, a guest thread's state), "i" instants
+ * (samples, fork, exec, exit, wakeups, losses, markers), "B"/"E" for begin/end markers and "C"
+ * counters (each thread's count of each sampled event, the sum of its samples' periods, at each
+ * sample; or the thread counts a guest sampling NMI carries).
  *
  * Tracks: each host thread in its process; the host's CPUs as threads of a process "CPUs"
  * (what ran on each); in a `vperf vm record` recording the guest's threads as threads of one

@@ -109,28 +109,6 @@ static int add_stack(struct tree *t, struct vperf_report *r, const char *comm,
 	return 0;
 }
 
-static void put_xml(FILE *out, const char *s, size_t max)
-{
-	size_t n = strlen(s);
-	bool cut = n > max;
-
-	if (cut)
-		n = max >= 2 ? max - 2 : 0;
-	for (size_t i = 0; i < n; i++) {
-		switch (s[i]) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default:
-			/* control characters are not XML */
-			fputc((unsigned char)s[i] < 0x20 ? ' ' : s[i], out);
-		}
-	}
-	if (cut)
-		fputs("..", out);
-}
-
 /* A stable colour per name: FNV-1a of it picks the hue within the kind's range. */
 static void fill_of(const struct node *n, char *buf, size_t len)
 {
@@ -173,14 +151,14 @@ static void put_node(const struct draw *d, size_t i, double x, unsigned int dept
 		return;		/* too thin to see: its children are thinner */
 	fill_of(n, fill, sizeof(fill));
 	fputs("<g><title>", d->out);
-	put_xml(d->out, n->name, SIZE_MAX);
+	vperf_export_xml(d->out, n->name, SIZE_MAX);
 	fprintf(d->out, " (%" PRIu64 " samples, %.2f%%)</title>", n->count,
 		100.0 * (double)n->count / (double)d->t->n[0].count);
 	fprintf(d->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
 		"rx=\"2\"/>", x, y, w, FRAME_H - 1, fill);
 	if (w >= 3 * CHAR_W + 6) {
 		fprintf(d->out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4.5);
-		put_xml(d->out, n->name, (size_t)((w - 6) / CHAR_W));
+		vperf_export_xml(d->out, n->name, (size_t)((w - 6) / CHAR_W));
 		fputs("</text>", d->out);
 	}
 	fputs("</g>\n", d->out);
@@ -224,10 +202,10 @@ int vperf_export_flame(struct vperf_report *r, int event, FILE *out, char *why, 
 		"<text x=\"%u\" y=\"22\" text-anchor=\"middle\" font-size=\"16\">", width, d.height,
 		width, d.height, width / 2);
 	fputs("Flame graph: ", out);
-	put_xml(out, event >= 0 && (size_t)event < r->nr_events ? r->events[event] : "samples",
-		SIZE_MAX);
+	vperf_export_xml(out, event >= 0 && (size_t)event < r->nr_events ? r->events[event] :
+			 "samples", SIZE_MAX);
 	fputs(" of ", out);
-	put_xml(out, r->dir, SIZE_MAX);
+	vperf_export_xml(out, r->dir, SIZE_MAX);
 	fprintf(out, "</text>\n<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" fill=\"#555555\">"
 		"%" PRIu64 " samples; width: samples of a function and what it called; bottom "
 		"up: thread, then its stack; orange-brown: kernel</text>\n<g id=\"frames\">\n", SIDE,

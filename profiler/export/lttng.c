@@ -198,19 +198,34 @@ static int open_machine(struct lttng *x, int which, const char *dir)
 	return err;
 }
 
+/* e's machine (host or guest) and its stream there, on e's CPU: 0, or -errno with why. */
+static int stream_of(struct lttng *x, const struct vperf_report_tlev *e, struct machine **m,
+		     struct vperf_ctf_stream **s)
+{
+	bool guest = e->layer == VPERF_CTF_GUEST_KERNEL || e->layer == VPERF_CTF_GUEST_USER;
+	int err;
+
+	*m = &x->m[guest];
+	*s = NULL;
+	if (!(*m)->ctf)
+		return 0;
+	err = vperf_ctf__stream((*m)->ctf, guest ? VPERF_CTF_GUEST_KERNEL : VPERF_CTF_HOST_KERNEL,
+				e->cpu, s);
+	if (err)
+		snprintf(x->why, x->why_len, "%s", vperf_ctf__strerror((*m)->ctf));
+	return err;
+}
+
 static int emit(struct lttng *x, const struct vperf_report_tlev *e, unsigned int cls,
 		const struct vperf_ctf_value *v, size_t n)
 {
-	struct machine *m = &x->m[e->layer == 2 || e->layer == 3];
+	struct machine *m;
 	struct vperf_ctf_stream *s;
-	int err;
+	int err = stream_of(x, e, &m, &s);
 
-	if (!m->ctf)
-		return 0;
-	err = vperf_ctf__stream(m->ctf, e->layer == 2 || e->layer == 3 ? VPERF_CTF_GUEST_KERNEL :
-				VPERF_CTF_HOST_KERNEL, e->cpu, &s);
-	if (!err)
-		err = vperf_ctf__emit(s, cls, e->ts, v, n);
+	if (err || !s)
+		return err;
+	err = vperf_ctf__emit(s, cls, e->ts, v, n);
 	if (!err && ++m->queued >= FLUSH_EVERY) {
 		m->queued = 0;
 		err = vperf_ctf__flush(m->ctf);
@@ -222,16 +237,16 @@ static int emit(struct lttng *x, const struct vperf_report_tlev *e, unsigned int
 
 static int lost(struct lttng *x, const struct vperf_report_tlev *e)
 {
-	struct machine *m = &x->m[e->layer == 2 || e->layer == 3];
+	struct machine *m;
 	struct vperf_ctf_stream *s;
 	int err;
 
-	if (!m->ctf || e->layer == 1)
+	if (e->layer == VPERF_CTF_VMM)	/* the VMM's losses: no kernel stream of theirs */
 		return 0;
-	err = vperf_ctf__stream(m->ctf, e->layer >= 2 && e->layer <= 3 ? VPERF_CTF_GUEST_KERNEL :
-				VPERF_CTF_HOST_KERNEL, e->cpu, &s);
-	if (!err)
-		err = vperf_ctf__lost(s, e->ts, e->arg);
+	err = stream_of(x, e, &m, &s);
+	if (err || !s)
+		return err;
+	err = vperf_ctf__lost(s, e->ts, e->arg);
 	if (err)
 		snprintf(x->why, x->why_len, "%s", vperf_ctf__strerror(m->ctf));
 	return err;

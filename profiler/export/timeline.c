@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export.h"
 #include "timeline.h"
 
 #define LEFT		200	/* row labels */
@@ -160,21 +161,6 @@ static double x_of(const struct draw *d, uint64_t ts)
 static bool in_view(const struct draw *d, uint64_t ts)
 {
 	return ts >= d->t0 && ts <= d->t0 + d->span;
-}
-
-static void put_text(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\t')
-				fputc(*s, out);
-		}
-	}
 }
 
 /* Thread i's colour: hues a golden angle apart. */
@@ -407,7 +393,8 @@ static void put_marks(struct draw *d, const struct row *row, double y)
 		case VPERF_REPORT_EV_MARKER:
 			fprintf(d->out, "<path d=\"M%.2f %.1fl4 4l-4 4l-4 -4z\" fill=\"" C_MARKER
 				"\"><title>", x, y + ROW_H / 2 - 4);
-			put_text(d->out, e->str != UINT32_MAX ? d->r->strings[e->str] : "marker");
+			vperf_export_xml(d->out, e->str != UINT32_MAX ? d->r->strings[e->str] :
+					 "marker", SIZE_MAX);
 			fputs("</title></path>\n", d->out);
 			break;
 		default:
@@ -436,7 +423,7 @@ static int put_row(struct draw *d, const struct row *row, double y)
 		rect(d, born, died, y, ROW_H, C_IDLE);
 	}
 	fprintf(d->out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", LEFT - 8, y + ROW_H - 4);
-	put_text(d->out, label);
+	vperf_export_xml(d->out, label, SIZE_MAX);
 	fputs("</text>\n", d->out);
 	if (!row->cpu && d->states && apart(d, (int32_t)row->n))
 		put_waits(d, (int32_t)row->n, y);
@@ -631,7 +618,7 @@ int vperf_timeline_svg(struct vperf_report *r, unsigned int width, uint64_t from
 		"font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n"
 		"<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">vperf timeline: ",
 		width, height, width, height);
-	put_text(out, r->dir);
+	vperf_export_xml(out, r->dir, SIZE_MAX);
 	if (d.t0 != r->first_ts || d.t0 + d.span < r->last_ts)
 		fprintf(out, " (%.3f s to %.3f s of %.3f s, %zu rows)</text>\n",
 			(double)(d.t0 - r->first_ts) / 1e9,

@@ -19,20 +19,12 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return remove(path) ? -errno : 0;
 }
 
-bool recdir_is_recording(const char *path)
+bool recdir_is_empty(const char *path)
 {
-	char p[PATH_MAX + 32];
-	DIR *d;
+	DIR *d = opendir(path);
 	struct dirent *de;
 	bool empty = true;
 
-	snprintf(p, sizeof(p), "%s/metadata", path);
-	if (!access(p, F_OK))
-		return true;
-	snprintf(p, sizeof(p), "%s/.raw", path);
-	if (!access(p, F_OK))
-		return true;
-	d = opendir(path);
 	if (!d)
 		return false;
 	while ((de = readdir(d)))
@@ -40,6 +32,19 @@ bool recdir_is_recording(const char *path)
 			empty = false;
 	closedir(d);
 	return empty;
+}
+
+bool recdir_is_recording(const char *path)
+{
+	char p[PATH_MAX + 32];
+
+	snprintf(p, sizeof(p), "%s/metadata", path);
+	if (!access(p, F_OK))
+		return true;
+	snprintf(p, sizeof(p), "%s/.raw", path);
+	if (!access(p, F_OK))
+		return true;
+	return recdir_is_empty(path);
 }
 
 int recdir_check(const struct cli_usage *u, const char *dir, size_t extra)

@@ -14,6 +14,9 @@
 
 #define RECDIR_DEFAULT		"vperf.data"
 
+/* Is path a directory with nothing in it? */
+bool recdir_is_empty(const char *path);
+
 /* Is path (a directory) a vperf recording: a CTF metadata file or a raw recording in it, or empty? */
 bool recdir_is_recording(const char *path);
 

@@ -494,6 +494,29 @@ static void svg_window_keeps_the_threads_alive_in_it(void **state)
 	vperf_report__delete(r);
 }
 
+/*
+ * SVG text: escaped, control characters but the tab left out, and a cut (a flame graph's label)
+ * never splits a UTF-8 character: "h\xc3\xa9llo" cut to 4 bytes keeps "h" (the é's second byte
+ * would be byte 3), then "..".
+ */
+static void xml_text_is_escaped_and_cut_between_characters(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	vperf_export_xml(f, "a<b>&\"c\"\x01\td", SIZE_MAX);
+	fputc('|', f);
+	vperf_export_xml(f, "h\xc3\xa9llo", 4);
+	fputc('|', f);
+	vperf_export_xml(f, "hello", 5);
+	fclose(f);
+	assert_string_equal(buf, "a&lt;b&gt;&amp;&quot;c&quot;\td|h..|hello");
+	free(buf);
+}
+
 #ifdef VT_CONVERT
 /* A guest sched_switch record on vCPU 0 at guest TSC tsc, appended to buf at *len. */
 static void guest_switch(unsigned char *buf, size_t *len, uint64_t tsc, uint32_t prev,
@@ -611,6 +634,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(svg_has_a_row_per_cpu_and_thread_and_a_legend),
 		cmocka_unit_test(svg_of_a_vm_recording_draws_guest_threads_states),
 		cmocka_unit_test(svg_window_keeps_the_threads_alive_in_it),
+		cmocka_unit_test(xml_text_is_escaped_and_cut_between_characters),
 #ifdef VT_CONVERT
 		/* one line: tests/unit/CMakeLists.txt finds each entry's name on its line */
 		cmocka_unit_test_setup_teardown(converted_vm_recording_in_chrome_keeps_tracks_apart,
