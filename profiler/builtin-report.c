@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <vperf/vperf.h>
 
@@ -35,7 +36,7 @@
 enum {
 	OPT_HELP = 'h', OPT_INPUT = 'i', OPT_SORT = 's', OPT_GRAPH = 'g', OPT_SEP = 'x',
 	OPT_JSON = 'j', OPT_OUTPUT = 'o', OPT_HEADER = 0x100, OPT_STDIO, OPT_STATES, OPT_TID,
-	OPT_VCPU, OPT_FLAME,
+	OPT_VCPU, OPT_FLAME, OPT_GUEST_ROOT,
 };
 
 #define NR_LONGEST	5	/* --states --tid: the longest waits shown */
@@ -73,6 +74,9 @@ static const struct cli_option report_options[] = {
 	{ 0, "flame", NULL, "draw the first sampled event's stacks as a flame graph, one "
 	  "self-contained SVG (as `vperf export --to flame`); needs -o", OPT_FLAME },
 	{ 'o', "output", "file", "--flame: the SVG to write (- for stdout)", OPT_OUTPUT },
+	{ 0, "guest-root", "dir", "a `vperf vm record` recording: find the guest's files under dir "
+	  "(a copy of its file system) instead of where the recording's list says they came from",
+	  OPT_GUEST_ROOT },
 	{ 'h', "help", NULL, "show this help", OPT_HELP },
 };
 
@@ -93,7 +97,7 @@ static const struct cli_usage report_usage = {
 enum format { FMT_STDIO, FMT_CSV, FMT_JSON };
 
 struct report_opts {
-	const char *dir, *sort, *sep, *output;
+	const char *dir, *sort, *sep, *output, *guest_root;
 	enum format fmt;
 	bool header, graph, caller, states, flame;
 	long tid, vcpu;			/* -1: all */
@@ -141,6 +145,18 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		case OPT_OUTPUT:
 			o->output = p.optarg;
 			break;
+		case OPT_GUEST_ROOT: {
+			struct stat st;
+			int e = stat(p.optarg, &st) ? errno : 0;
+
+			if (e || !S_ISDIR(st.st_mode)) {
+				status = cli_usage_error(&report_usage, "--guest-root '%s': %s", p.optarg,
+							 e ? strerror(e) : "not a directory");
+				goto out;
+			}
+			o->guest_root = p.optarg;
+			break;
+		}
 		case OPT_TID:
 			if (parse_num(p.optarg, 0x3fffffff, &o->tid)) {
 				status = cli_usage_error(&report_usage, "--tid '%s': a thread id",
@@ -438,6 +454,14 @@ static void print_json(struct vperf_report *r, const struct vperf_report_hist *h
 	fprintf(out, "]}");
 }
 
+static bool has_guest_kernel_samples(const struct vperf_report *r)
+{
+	for (size_t i = 0; i < r->nr_samples; i++)
+		if (r->samples[i].layer == 2)	/* guest_kernel */
+			return true;
+	return false;
+}
+
 static int report(const struct report_opts *o)
 {
 	enum vperf_report_key keys[16];
@@ -451,9 +475,16 @@ static int report(const struct report_opts *o)
 	err = vperf_report__open(o->dir, &r, why, sizeof(why));
 	if (err)
 		return cli_error("report", "%s: %s", o->dir, why);
+	if (o->guest_root && vperf_report__set_guest_root(r, o->guest_root)) {
+		vperf_report__delete(r);
+		return cli_error("report", "out of memory");
+	}
 	if (r->nr_samples && !r->nr_mmap_events && r->nr_unmapped)
-		cli_warn("report", "%s has no mmap events (recorded by an older vperf, or by vperf vm "
-			 "record): user-space frames are [unknown]", o->dir);
+		cli_warn("report", "%s has no mmap events (recorded by an older vperf or vperf_guest.ko): "
+			 "user-space frames are [unknown]", o->dir);
+	if (r->vm_name && !r->have_gksyms && has_guest_kernel_samples(r))
+		cli_warn("report", "%s: the guest kernel's frames are [unknown]: %s", o->dir,
+			 r->gksyms_note ? r->gksyms_note : "the recording has none of its symbols");
 	if (o->graph && !r->callchains)
 		cli_warn("report", "-g: %s has no callchains (record with `vperf record -g`): each "
 			 "chain is its sample's own frame", o->dir);

@@ -39,7 +39,8 @@
 #define VPERF_VM_RUNNER "vm-run.sh"
 #endif
 
-#define RAW_SUBDIR	".raw"
+#define RAW_SUBDIR	RECDIR_RAW
+#define GUEST_FILES_SUBDIR	RECDIR_GUEST_FILES
 #define RAW_NAME	"vmm.vraw"
 #define DEFAULT_OUTPUT	RECDIR_DEFAULT
 
@@ -508,6 +509,7 @@ static int record_convert(const char *dir, const char *raw, uint64_t raw_size)
 	struct vperf_convert_opts opts = { .size = sizeof(opts) };
 	struct vperf_convert_stats st = { .size = sizeof(st) };
 	char aside[PATH_MAX + 32], rawdir[PATH_MAX + 8], aside_raw[PATH_MAX + 48], why[512] = "";
+	char kmap[PATH_MAX + 64];
 	char types[512] = "";
 	const char *slash = strrchr(dir, '/');
 	size_t o = 0;
@@ -525,6 +527,10 @@ static int record_convert(const char *dir, const char *raw, uint64_t raw_size)
 	if (rename(rawdir, aside))
 		return cli_error("vm record", "moving %s aside for the conversion: %s", rawdir,
 				 strerror(errno));
+	/* the guest kernel's symbols, where the runner put them (--guest-files) */
+	snprintf(kmap, sizeof(kmap), "%s/" GUEST_FILES_SUBDIR "/System.map", aside);
+	if (!access(kmap, R_OK))
+		opts.guest_kallsyms = kmap;
 	err = vperf_convert(aside_raw, dir, &opts, &st, why, sizeof(why));
 	back = rename(aside, rawdir) ? errno : 0;
 	if (back)
@@ -591,7 +597,7 @@ static int cmd_vm_record(int argc, char **argv)
 	struct vm_args va;
 	struct sigaction sa = { .sa_handler = record_on_signal }, old_sa[3];
 	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
-	char raw[PATH_MAX], dirbuf[PATH_MAX];
+	char raw[PATH_MAX], dirbuf[PATH_MAX], gfiles[PATH_MAX + 16];
 	const char *dir, *ending;
 	struct stat rst = { 0 };
 	int ret = vm_args__parse(&va, &record_usage, argc, argv), status, wst;
@@ -627,6 +633,10 @@ static int cmd_vm_record(int argc, char **argv)
 		goto out;
 	va.argv[va.n++] = "--record";
 	va.argv[va.n++] = raw;
+	/* beside the raw recording: what `vperf report` needs to name the guest's frames */
+	snprintf(gfiles, sizeof(gfiles), "%s/" RAW_SUBDIR "/" GUEST_FILES_SUBDIR, dir);
+	va.argv[va.n++] = "--guest-files";
+	va.argv[va.n++] = gfiles;
 	if (va.with_vperf)
 		va.argv[va.n++] = "--guest-trace";
 	else if (!va.quiet)

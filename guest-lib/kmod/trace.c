@@ -31,6 +31,8 @@
 #include <linux/binfmts.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/dcache.h>
+#include <linux/fs.h>
 #include <linux/hash.h>
 #include <linux/interrupt.h>
 #include <linux/irq.h>
@@ -49,6 +51,7 @@
 #include <linux/sysfs.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 #include <asm/hw_irq.h>
 #include <asm/local.h>
 #include <asm/msr.h>
@@ -176,6 +179,7 @@ static const char *const trace_type_names[VPERF_TRACE_NR_TYPES] = {
 	[VPERF_TRACE_SAMPLE] = "sample",
 	[VPERF_TRACE_MARK] = "mark",
 	[VPERF_TRACE_LOST] = "lost",
+	[VPERF_TRACE_MMAP] = "mmap",
 };
 
 bool vperf_trace_enabled(void)
@@ -532,6 +536,78 @@ static void probe_exec(void *data, struct task_struct *p, pid_t old_pid, struct 
 	trace_end(&w, true);
 }
 
+/*
+ * Executable file mappings, for the host to name user frames (as perf's
+ * PERF_RECORD_MMAP does): the mmap:vma_store tracepoint sees every VMA
+ * stored into a process's tree (mmap, exec's ELF loading, the splits of
+ * mprotect), with the mapping lock held.  Only to a host that records them.
+ */
+#define VPERF_MMAP_NAME_MAX	(VPERF_TRACE_REC_MAX - sizeof(struct vperf_trace_mmap))
+
+static DEFINE_PER_CPU(char [VPERF_MMAP_NAME_MAX], trace_path_buf);
+
+/* Write an MMAP record (preemption off): pid 0 for the kernel's text. */
+static void trace_mmap(struct task_struct *t, u64 start, u64 len, u64 pgoff, const char *name,
+		       u32 name_len)
+{
+	struct vperf_trace_mmap rec;
+	static const u64 zero;
+	struct trace_w w;
+	u32 size = VPERF_TRACE_ALIGN(sizeof(rec) + name_len + 1);
+
+	if (t)
+		trace_hdr_task(&rec.h, size, VPERF_TRACE_MMAP, rdtsc(), t);
+	else
+		trace_hdr(&rec.h, size, VPERF_TRACE_MMAP, 0, rdtsc(), 0, 0);
+	rec.start = start;
+	rec.len = len;
+	rec.pgoff = pgoff;
+	if (!trace_begin(&w, VPERF_TRACE_MMAP, size))
+		return;
+	if (w.ok) {
+		trace_put(&w, 0, &rec, sizeof(rec));
+		trace_put(&w, sizeof(rec), name, name_len);
+		trace_put(&w, sizeof(rec) + name_len, &zero, size - sizeof(rec) - name_len);
+	}
+	trace_end(&w, true);
+}
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 1, 0)
+struct maple_tree;
+
+/* mmap:vma_store (6.1's prototype; the tracepoint came with the maple tree). */
+static void probe_vma_store(void *data, struct maple_tree *mt, struct vm_area_struct *vma)
+{
+	char *buf = *this_cpu_ptr(&trace_path_buf), *path;
+	struct file *f = vma->vm_file;
+
+	if (!f || !(vma->vm_flags & VM_EXEC) || vma->vm_mm != current->mm || !current->mm ||
+	    (current->flags & PF_KTHREAD))
+		return;
+	path = d_path(&f->f_path, buf, VPERF_MMAP_NAME_MAX);
+	if (IS_ERR(path) || !*path)
+		return;
+	trace_mmap(current, vma->vm_start, vma->vm_end - vma->vm_start,
+		   (u64)vma->vm_pgoff << PAGE_SHIFT, path, strlen(path));
+}
+#define VPERF_TP_VMA_STORE	probe_vma_store
+#else
+#define VPERF_TP_VMA_STORE	NULL
+#endif
+
+/*
+ * Where the kernel's text is now: schedule's address, which the host
+ * compares with the guest kernel's System.map (a randomized base moves all).
+ */
+static void trace_kernel_text(void)
+{
+	static const char name[] = VPERF_TRACE_MMAP_KERNEL "schedule";
+
+	preempt_disable();
+	trace_mmap(NULL, (u64)(unsigned long)schedule, 0, 0, name, sizeof(name) - 1);
+	preempt_enable();
+}
+
 static void probe_exit(void *data, struct task_struct *p)
 {
 	struct vperf_trace_exit rec;
@@ -791,6 +867,7 @@ struct trace_tp {
 	const char *name;
 	void *probe;
 	void *data;
+	u32 feature;		/* hooked only when the host has it (0: always, and required) */
 	struct tracepoint *tp;
 	bool registered;
 };
@@ -816,6 +893,7 @@ static struct trace_tp trace_tps[] = {
 	TPV("reschedule_entry", VPERF_TRACE_IRQ_RESCHED),
 	TPV("call_function_entry", VPERF_TRACE_IRQ_CALLFUNC),
 	TPV("call_function_single_entry", VPERF_TRACE_IRQ_CALLFUNC),
+	{ .name = "vma_store", .probe = VPERF_TP_VMA_STORE, .feature = VPERF_FEAT_TRACE_MMAP },
 };
 
 static void trace_tp_lookup(struct tracepoint *tp, void *priv)
@@ -846,6 +924,14 @@ static int trace_tps_register(void)
 	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(trace_tps); i++) {
+		if (trace_tps[i].feature && (!(vperf_dev.features & trace_tps[i].feature) ||
+					     !trace_tps[i].tp || !trace_tps[i].probe)) {
+			/* optional: the records it writes are what the host cannot take, or cannot be had */
+			pr_info(VPERF_PR_PREFIX "tracing: no %s records (%s)\n", trace_tps[i].name,
+				!(vperf_dev.features & trace_tps[i].feature) ?
+				"the host does not take them" : "no such tracepoint in this kernel");
+			continue;
+		}
 		if (!trace_tps[i].tp) {
 			pr_err(VPERF_PR_PREFIX "tracing: no tracepoint %s in this kernel\n",
 			       trace_tps[i].name);
@@ -970,6 +1056,8 @@ static int vperf_trace_start(void)
 	ret = trace_tps_register();
 	if (ret)
 		goto off;
+	if (vperf_dev.features & VPERF_FEAT_TRACE_MMAP)
+		trace_kernel_text();
 	pr_info(VPERF_PR_PREFIX "tracing on: %d rings of %u KiB\n", atomic_read(&trace_rings),
 		READ_ONCE(trace_ring_kb));
 	return 0;

@@ -39,7 +39,7 @@
 enum {
 	EV_SCHED_SWITCH, EV_SCHED_WAKEUP, EV_IRQ_ENTRY, EV_PROCESS_FORK, EV_PROCESS_EXEC,
 	EV_PROCESS_EXIT, EV_SAMPLE, EV_MARKER, EV_VMM_EXIT, EV_KVM_ENTRY, EV_KVM_EXIT,
-	EV_KVM_INJ_VIRQ, EV_RING_INVALID, NR_EV
+	EV_KVM_INJ_VIRQ, EV_RING_INVALID, EV_MMAP, EV_KSYM, NR_EV
 };
 
 #define F(n, t)		{ .name = (n), .type = VPERF_CTF_TYPE_##t }
@@ -104,6 +104,13 @@ static const struct vperf_ctf_field_desc f_kvm_exit[] = {
 static const struct vperf_ctf_field_desc f_inj[] = {
 	F("vector", U32), F("soft", U8), F("reinjected", U8), F("tid", U32),
 };
+static const struct vperf_ctf_field_desc f_mmap[] = {
+	F("pid", U32), F("tid", U32), FX("start", U64), FX("len", U64), FX("pgoff", U64),
+	F("filename", STRING),
+};
+static const struct vperf_ctf_field_desc f_ksym[] = {
+	FX("addr", U64), FX("size", U64), F("name", STRING), F("module", STRING),
+};
 static const struct vperf_ctf_field_desc f_invalid[] = {
 	F("bytes", U64), F("drains", U64), F("bad_headers", U64),
 };
@@ -122,6 +129,8 @@ static const struct vperf_ctf_class_desc classes[NR_EV] = {
 	[EV_KVM_EXIT] = C("kvm_exit", f_kvm_exit),
 	[EV_KVM_INJ_VIRQ] = C("kvm_inj_virq", f_inj),
 	[EV_RING_INVALID] = C("guest_ring_invalid", f_invalid),
+	[EV_MMAP] = C("mmap", f_mmap),
+	[EV_KSYM] = C("kernel_symbol", f_ksym),
 };
 #undef F
 #undef FX
@@ -142,6 +151,12 @@ struct cev {
 	uint8_t layer;			/* enum vperf_ctf_layer */
 	uint8_t src;			/* enum src */
 	uint32_t seq;			/* input order: the sort is stable on it */
+};
+
+struct gsym {
+	uint64_t addr;
+	char *name;
+	bool used;
 };
 
 struct conv {
@@ -166,6 +181,9 @@ struct conv {
 	size_t meta_len;
 	bool ended;
 	uint64_t min_ns, max_ns;
+	struct gsym *gsyms;		/* the guest kernel's text symbols, sorted */
+	size_t nr_gsyms;
+	uint64_t gslide, gtext_end;	/* where they run: + gslide; map addresses below gtext_end */
 #ifdef VPERF_RECORD_HOSTEVENTS
 	struct vperf_hostev_reader *host;
 	struct vperf_hostev *hostev;
@@ -562,6 +580,18 @@ static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct c
 		};
 		return vperf_ctf__emit(s, EV_MARKER, e->ns, v, 5);
 	}
+	case VPERF_TRACE_MMAP: {
+		const struct vperf_trace_mmap *x = (const void *)r;
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid), VPERF_CTF_U64(x->start),
+			VPERF_CTF_U64(x->len), VPERF_CTF_U64(x->pgoff),
+			VPERF_CTF_STR(gstr(fn, sizeof(fn), x->filename, r->size - sizeof(*x))),
+		};
+
+		if (!r->pid)	/* the kernel's text: its symbols are written at the end */
+			return 0;
+		return vperf_ctf__emit(s, EV_MMAP, e->ns, v, 6);
+	}
 	default:
 		return 0;	/* a type this converter does not know: counted, not written */
 	}
@@ -742,6 +772,188 @@ static size_t meta_env(char *meta, struct vperf_ctf_env *env, size_t max)
 	return n;
 }
 
+/* ---- the guest kernel's symbols (the ones its samples hit) ---- */
+
+#define KERNEL_START	0xffff800000000000ull	/* x86-64: kernel addresses from here */
+#define CONTEXT_MARKS	0xfffffffffffff001ull	/* perf's PERF_CONTEXT_* callchain marks */
+
+static int gsym_cmp(const void *a, const void *b)
+{
+	const struct gsym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * "ADDR TYPE NAME[\t[MODULE]]" lines (System.map, /proc/kallsyms): the text symbols into
+ * *syms (sorted), and the address of ref (any type) into *ref_addr.  0 or -errno.
+ */
+static int read_symbol_map(const char *path, const char *ref, struct gsym **syms, size_t *nr,
+			   uint64_t *ref_addr, bool *have_ref, uint64_t *text_end)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], type, name[256];
+	unsigned long long a;
+	size_t cap = 0;
+	int err = 0;
+
+	*syms = NULL;
+	*nr = 0;
+	*have_ref = false;
+	*text_end = 0;
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+			continue;
+		if (!strcmp(name, ref)) {
+			*ref_addr = a;
+			*have_ref = true;
+		}
+		if (!strcmp(name, "_etext"))
+			*text_end = a;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (*nr == cap) {
+			struct gsym *n = realloc(*syms, (cap = cap ? 2 * cap : 65536) * sizeof(*n));
+
+			if (!n) {
+				err = -ENOMEM;
+				break;
+			}
+			*syms = n;
+		}
+		(*syms)[*nr] = (struct gsym){ .addr = a, .name = strdup(name) };
+		if (!(*syms)[(*nr)++].name) {
+			err = -ENOMEM;
+			break;
+		}
+	}
+	if (!err && ferror(f))
+		err = -EIO;
+	fclose(f);
+	if (!err)
+		qsort(*syms, *nr, sizeof(**syms), gsym_cmp);
+	return err;
+}
+
+/* The symbol holding a (map addresses), or NULL. */
+static struct gsym *gsym_find(struct gsym *s, size_t nr, uint64_t a, uint64_t text_end)
+{
+	size_t lo = 0, hi = nr;
+
+	if (!nr || a < s[0].addr || (text_end && a >= text_end))
+		return NULL;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].addr <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &s[lo];
+}
+
+static void gsym_mark(struct gsym *s, size_t nr, uint64_t ip, uint64_t slide, uint64_t text_end)
+{
+	struct gsym *g;
+
+	if (ip < KERNEL_START || ip >= CONTEXT_MARKS)
+		return;
+	g = gsym_find(s, nr, ip - slide, text_end);
+	if (g)
+		g->used = true;
+}
+
+/*
+ * Find the guest kernel symbols that the guest's samples hit, in path (a System.map or
+ * kallsyms) placed where the guest's MMAP record of its kernel text says: c->gsyms, their
+ * used flags set.  Nothing found is not an error: the stats' note says why.  0 or -ENOMEM.
+ */
+static int find_guest_ksyms(struct conv *c, const char *path)
+{
+	struct vperf_convert_stats *st = c->st;
+	const struct vperf_trace_mmap *kt = NULL;
+	uint64_t ref = 0;
+	char ref_name[128];
+	bool have_ref;
+	int err;
+
+	if (!path) {
+		snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note),
+			 "none: no symbol map of the guest kernel was given");
+		return 0;
+	}
+	for (size_t i = 0; i < c->nr_ev && !kt; i++) {
+		const struct vperf_trace_rec *r = c->ev[i].p;
+
+		if (c->ev[i].src == SRC_GUEST && r->type == VPERF_TRACE_MMAP && !r->pid)
+			kt = (const void *)r;
+	}
+	if (!kt) {
+		snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note),
+			 "none: the guest did not say where its kernel text is (no MMAP record of it: "
+			 "an older vperf_guest.ko, or its record was lost)");
+		return 0;
+	}
+	gstr(ref_name, sizeof(ref_name), kt->filename + strlen(VPERF_TRACE_MMAP_KERNEL),
+	     kt->h.size - sizeof(*kt) - strlen(VPERF_TRACE_MMAP_KERNEL));
+	err = read_symbol_map(path, ref_name, &c->gsyms, &c->nr_gsyms, &ref, &have_ref,
+			      &c->gtext_end);
+	if (err == -ENOMEM)
+		return err;
+	if (err || !have_ref) {
+		snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note), "none: %s: %s", path,
+			 err ? strerror(-err) : "it does not name the guest's reference symbol");
+		return 0;
+	}
+	c->gslide = kt->start - ref;
+	for (size_t i = 0; i < c->nr_ev; i++) {
+		const struct vperf_trace_sample *x = c->ev[i].p;
+
+		if (c->ev[i].src != SRC_GUEST || x->h.type != VPERF_TRACE_SAMPLE)
+			continue;
+		if (!(x->h.flags & VPERF_TRACE_SAMPLE_USER))
+			gsym_mark(c->gsyms, c->nr_gsyms, x->ip, c->gslide, c->gtext_end);
+		for (uint32_t j = 0; j < x->nr_callchain; j++) {
+			uint64_t a;
+
+			memcpy(&a, (const unsigned char *)x->data + 8 * (x->nr_counts + j), 8);
+			gsym_mark(c->gsyms, c->nr_gsyms, a, c->gslide, c->gtext_end);
+		}
+	}
+	for (size_t i = 0; i < c->nr_gsyms; i++)
+		st->guest_ksyms += c->gsyms[i].used;
+	snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note),
+		 "%" PRIu64 " symbols the guest's samples hit, from %s (%s at %#" PRIx64 ": the kernel "
+		 "moved by %#" PRIx64 ")", st->guest_ksyms, path, ref_name, (uint64_t)kt->start,
+		 c->gslide);
+	return 0;
+}
+
+/* Write find_guest_ksyms()'s symbols on vCPU 0's guest kernel stream at ns: 0 or -errno. */
+static int write_guest_ksyms(struct conv *c, struct vperf_ctf *ctf, uint64_t ns)
+{
+	struct vperf_ctf_stream *s;
+	int err = c->st->guest_ksyms ? vperf_ctf__stream(ctf, VPERF_CTF_GUEST_KERNEL, 0, &s) : 0;
+
+	for (size_t i = 0; !err && c->st->guest_ksyms && i < c->nr_gsyms; i++) {
+		const struct gsym *g = &c->gsyms[i];
+		uint64_t end = i + 1 < c->nr_gsyms ? g[1].addr : c->gtext_end;
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_U64(g->addr + c->gslide), VPERF_CTF_U64(end > g->addr ? end - g->addr : 0),
+			VPERF_CTF_STR(g->name), VPERF_CTF_STR(""),
+		};
+
+		if (!g->used)
+			continue;
+		err = vperf_ctf__emit(s, EV_KSYM, ns, v, 4);
+		c->st->events++;
+	}
+	return err;
+}
+
 int vperf_convert(const char *raw_path, const char *dir, const struct vperf_convert_opts *opts,
 		  struct vperf_convert_stats *stats, char *why, size_t why_len)
 {
@@ -804,6 +1016,13 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 #endif
 	c->st->host_events_missing = !c->st->host_events;
 	qsort(c->ev, c->nr_ev, sizeof(*c->ev), cmp_cev);
+	err = find_guest_ksyms(c, opts && opts->size >= offsetof(struct vperf_convert_opts,
+								 guest_kallsyms) + sizeof(char *) ?
+				  opts->guest_kallsyms : NULL);
+	if (err) {
+		err = fail(c, err, "reading the guest kernel's symbols: %s", strerror(-err));
+		goto out;
+	}
 
 	/* the clock: host TSC in ns; its offset makes readers print the time of day */
 	snprintf(khz, sizeof(khz), "%" PRIu64, (uint64_t)c->h->tsc_khz);
@@ -823,6 +1042,10 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	env[nr_env++] = (struct vperf_ctf_env){ "tsc_khz", khz, false };
 	env[nr_env++] = (struct vperf_ctf_env){ "vcpu_tsc_offsets", offsets, false };
 	env[nr_env++] = (struct vperf_ctf_env){ "raw_truncated", c->st->truncated ? "1" : "0", false };
+	for (char *v = c->st->guest_ksyms_note; *v; v++)	/* a path may hold anything */
+		if (*v < 0x20 || *v > 0x7e || *v == '"' || *v == '\\')
+			*v = '?';
+	env[nr_env++] = (struct vperf_ctf_env){ "guest_kernel_symbols", c->st->guest_ksyms_note, false };
 	/* what the recording holds, for `vperf report --header` (counted before writing) */
 	{
 		static const char *const type_keys[VPERF_TRACE_NR_TYPES] = {
@@ -900,7 +1123,10 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 		if (c->ev[i].src != SRC_LOST)
 			c->st->events++;
 	}
-	err = vperf_ctf__flush(ctf);
+	if (!err)
+		err = write_guest_ksyms(c, ctf, c->nr_ev ? c->ev[c->nr_ev - 1].ns : 0);
+	if (!err)
+		err = vperf_ctf__flush(ctf);
 	if (err) {
 		err = fail(c, err, "writing %s: %s", dir, vperf_ctf__strerror(ctf));
 		goto out;
@@ -915,6 +1141,9 @@ out:
 #endif
 	if (c->map)
 		munmap((void *)c->map, c->map_len);
+	for (size_t i = 0; i < c->nr_gsyms; i++)
+		free(c->gsyms[i].name);
+	free(c->gsyms);
 	free(c->ev);
 	free(c);
 	return err;

@@ -35,11 +35,20 @@ struct vperf_convert_stats {
 	unsigned int nr_vcpus;
 	bool truncated;			/* the raw file had no END chunk (a killed VMM) */
 	bool host_events_missing;	/* no host kernel events, see the metadata */
+	uint64_t guest_ksyms;		/* guest kernel symbols written (those samples hit) */
+	char guest_ksyms_note[256];	/* where they came from, or why there are none */
 };
 
 struct vperf_convert_opts {
 	size_t size;			/* sizeof(struct vperf_convert_opts) */
 	const char *vm_name;		/* NULL: "vm0" */
+	/*
+	 * The guest kernel's symbols: a System.map or a copy of its
+	 * /proc/kallsyms (NULL: none).  The guest's MMAP record of its
+	 * kernel text says where the kernel runs; the symbols the guest's
+	 * samples hit are written as kernel_symbol events.
+	 */
+	const char *guest_kallsyms;
 };
 
 /*

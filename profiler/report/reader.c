@@ -44,6 +44,7 @@ static bool guest_layer(uint8_t layer)
 /* A process's address space now: the maps it has (indices into r->maps), newest last. */
 struct space {
 	uint32_t pid;
+	bool guest;			/* a guest's process: its pids are not the host's */
 	int32_t *maps;
 	size_t nr, cap;
 };
@@ -52,7 +53,8 @@ struct sink {
 	struct vperf_report *r;
 	struct space *spaces;
 	size_t nr_spaces;
-	size_t cap_samples, cap_frames, cap_maps, cap_ksyms, cap_threads, cap_tlevs, cap_counts;
+	size_t cap_samples, cap_frames, cap_maps, cap_ksyms, cap_gksyms, cap_threads, cap_tlevs;
+	size_t cap_counts;
 	bool env_read;
 	int err;			/* -ENOMEM, or -EIO with why */
 	char why[256];
@@ -93,12 +95,12 @@ static int intern(struct vperf_report *r, const char *s, uint32_t *idx)
 	return 0;
 }
 
-static struct space *space_of(struct sink *k, uint32_t pid, bool create)
+static struct space *space_of(struct sink *k, bool guest, uint32_t pid, bool create)
 {
 	struct space *n;
 
 	for (size_t i = 0; i < k->nr_spaces; i++)
-		if (k->spaces[i].pid == pid)
+		if (k->spaces[i].pid == pid && k->spaces[i].guest == guest)
 			return &k->spaces[i];
 	if (!create)
 		return NULL;
@@ -109,6 +111,7 @@ static struct space *space_of(struct sink *k, uint32_t pid, bool create)
 	n = &k->spaces[k->nr_spaces++];
 	memset(n, 0, sizeof(*n));
 	n->pid = pid;
+	n->guest = guest;
 	return n;
 }
 
@@ -140,9 +143,9 @@ static int32_t thread_of(struct sink *k, bool guest, uint32_t tid, bool create)
 }
 
 /* The map of pid's address space holding ip now, or -1. */
-static int32_t map_of(struct sink *k, uint32_t pid, uint64_t ip)
+static int32_t map_of(struct sink *k, bool guest, uint32_t pid, uint64_t ip)
 {
-	struct space *s = space_of(k, pid, false);
+	struct space *s = space_of(k, guest, pid, false);
 
 	if (!s)
 		return -1;
@@ -209,6 +212,9 @@ static void read_env(struct sink *k, const bt_event *ev)
 	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "kernel_symbols");
 	if (v && bt_value_is_string(v))
 		k->r->ksyms_note = strdup(bt_value_string_get(v));
+	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "guest_kernel_symbols");
+	if (v && bt_value_is_string(v))
+		k->r->gksyms_note = strdup(bt_value_string_get(v));
 	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "vm_name");
 	if (v && bt_value_is_string(v))
 		k->r->vm_name = strdup(bt_value_string_get(v));
@@ -265,7 +271,7 @@ static int sample_event(struct sink *k, const bt_field *f, uint32_t *idx)
 	return 0;
 }
 
-static int add_frame(struct sink *k, uint32_t pid, uint64_t ip, bool ret)
+static int add_frame(struct sink *k, bool guest, uint32_t pid, uint64_t ip, bool ret)
 {
 	struct vperf_report *r = k->r;
 	struct vperf_report_frame *f;
@@ -277,7 +283,8 @@ static int add_frame(struct sink *k, uint32_t pid, uint64_t ip, bool ret)
 	f->ip = ip;
 	f->ret = ret && ip;
 	f->kernel = ip >= KERNEL_START;
-	f->map = f->kernel ? -1 : map_of(k, pid, ip);
+	f->guest = guest;
+	f->map = f->kernel ? -1 : map_of(k, guest, pid, ip);
 	if (!f->kernel && f->map < 0)
 		r->nr_unmapped++;
 	return 0;
@@ -347,12 +354,13 @@ static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t l
 	s->frame = r->nr_frames;
 	/* leaf first: the ip, then the callchain (whose first entry is the ip again) */
 	if (!n || seq_at(chain, 0) != ip) {
-		err = add_frame(k, s->pid, ip, false);
+		err = add_frame(k, guest_layer(layer), s->pid, ip, false);
 		if (err)
 			return err;
 	}
 	for (uint64_t i = 0; i < n; i++) {
-		err = add_frame(k, s->pid, seq_at(chain, i), r->nr_frames > s->frame);
+		err = add_frame(k, guest_layer(layer), s->pid, seq_at(chain, i),
+				r->nr_frames > s->frame);
 		if (err)
 			return err;
 	}
@@ -361,7 +369,7 @@ static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t l
 	return 0;
 }
 
-static int take_mmap(struct sink *k, const bt_field *p)
+static int take_mmap(struct sink *k, const bt_field *p, uint8_t layer)
 {
 	struct vperf_report *r = k->r;
 	struct vperf_report_map *m;
@@ -375,9 +383,10 @@ static int take_mmap(struct sink *k, const bt_field *p)
 	m->len = u64_of(member(p, "len"));
 	m->pgoff = u64_of(member(p, "pgoff"));
 	m->pid = pid;
+	m->guest = guest_layer(layer);
 	m->elf = -1;
 	m->file = strdup(str_of(member(p, "filename")));
-	s = space_of(k, pid, true);
+	s = space_of(k, m->guest, pid, true);
 	if (!m->file || !s || space_add(s, (int32_t)r->nr_maps)) {
 		free(m->file);
 		return -ENOMEM;
@@ -453,13 +462,13 @@ static int take_fork(struct sink *k, const bt_field *p, uint64_t ts, uint8_t lay
 	if (err)
 		return err;
 	e->other = pt;
-	if (cpid == ppid || !(ps = space_of(k, ppid, false)))
+	if (cpid == ppid || !(ps = space_of(k, guest, ppid, false)))
 		return 0;
 	/* a new process: a copy of its parent's address space */
-	cs = space_of(k, cpid, true);
+	cs = space_of(k, guest, cpid, true);
 	if (!cs)
 		return -ENOMEM;
-	ps = space_of(k, ppid, false);	/* space_of(create) may have moved it */
+	ps = space_of(k, guest, ppid, false);	/* space_of(create) may have moved it */
 	cs->nr = 0;
 	for (size_t i = 0; i < ps->nr; i++)
 		if (space_add(cs, ps->maps[i]))
@@ -545,7 +554,8 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 
 	if (!strcmp(name, "process_exec")) {
 		/* a new program: a new address space (its mmaps follow), and its name */
-		struct space *s = space_of(k, (uint32_t)u64_of(member(p, "pid")), false);
+		struct space *s = space_of(k, guest_layer(layer), (uint32_t)u64_of(member(p, "pid")),
+					   false);
 		const bt_field *comm = member(p, "comm");	/* vm record's; else the filename */
 		uint32_t tid = (uint32_t)u64_of(member(p, "tid"));
 
@@ -623,12 +633,16 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 	}
 }
 
-static int take_ksym(struct sink *k, const bt_field *p)
+/* A kernel_symbol: the host's, or (on a guest stream) the guest kernel's. */
+static int take_ksym(struct sink *k, const bt_field *p, bool guest)
 {
 	struct vperf_report *r = k->r;
+	struct vperf_report_sym **tab = guest ? &r->gksyms : &r->ksyms;
+	size_t *nr = guest ? &r->nr_gksyms : &r->nr_ksyms;
+	size_t *cap = guest ? &k->cap_gksyms : &k->cap_ksyms;
 	char *name, *mod;
 
-	if (vperf_report_grow(&r->ksyms, &k->cap_ksyms, r->nr_ksyms, sizeof(*r->ksyms)))
+	if (vperf_report_grow(tab, cap, *nr, sizeof(**tab)))
 		return -ENOMEM;
 	name = strdup(str_of(member(p, "name")));
 	mod = strdup(str_of(member(p, "module")));
@@ -637,12 +651,15 @@ static int take_ksym(struct sink *k, const bt_field *p)
 		free(mod);
 		return -ENOMEM;
 	}
-	r->ksyms[r->nr_ksyms].addr = u64_of(member(p, "addr"));
-	r->ksyms[r->nr_ksyms].size = u64_of(member(p, "size"));
-	r->ksyms[r->nr_ksyms].name = name;
-	r->ksyms[r->nr_ksyms].module = mod;
-	r->nr_ksyms++;
-	r->have_ksyms = true;
+	(*tab)[*nr].addr = u64_of(member(p, "addr"));
+	(*tab)[*nr].size = u64_of(member(p, "size"));
+	(*tab)[*nr].name = name;
+	(*tab)[*nr].module = mod;
+	(*nr)++;
+	if (guest)
+		r->have_gksyms = true;
+	else
+		r->have_ksyms = true;
 	return 0;
 }
 
@@ -688,14 +705,14 @@ static int take_event(struct sink *k, const bt_message *msg)
 	if (!strcmp(name, "sample"))
 		return take_sample(k, p, ts, layer, cpu);
 	if (!strcmp(name, "mmap"))
-		return take_mmap(k, p);
+		return take_mmap(k, p, layer);
 	if (!strcmp(name, "comm"))
 		return set_comm(k, guest_layer(layer), (uint32_t)u64_of(member(p, "tid")),
 				str_of(member(p, "comm")));
 	if (!strcmp(name, "process_fork"))
 		return take_fork(k, p, ts, layer, cpu);
 	if (!strcmp(name, "kernel_symbol"))
-		return take_ksym(k, p);
+		return take_ksym(k, p, guest_layer(layer));
 	if (!strcmp(name, "thread_switch") || !strcmp(name, "sched_switch") ||
 	    !strcmp(name, "sched_wakeup"))
 		return take_sched(k, name, p, ts, layer, cpu);
@@ -888,6 +905,70 @@ static int ksym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+#define GUEST_FILES	".raw/guest/files"	/* vm record's (util/recdir.h, vm-run.sh --guest-files) */
+
+/*
+ * dir's guest files list, if it has one: "GUEST_PATH<TAB>HOST_PATH" lines, both absolute.
+ * Lines that are not are skipped (the list is ours, but a person may have edited it).
+ */
+static int read_guest_files(struct vperf_report *r, const char *dir)
+{
+	char path[4096], *line = NULL;
+	size_t cap = 0, nr = 0;
+	ssize_t n;
+	FILE *f;
+	int err = 0;
+
+	if (snprintf(path, sizeof(path), "%s/" GUEST_FILES, dir) >= (int)sizeof(path))
+		return 0;
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		char *tab = strchr(line, '\t'), **g;
+
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (!tab || line[0] != '/' || tab[1] != '/' || strchr(tab + 1, '\t'))
+			continue;
+		*tab = '\0';
+		g = realloc(r->guest_files, (nr + 1) * 2 * sizeof(*g));
+		if (!g) {
+			err = -ENOMEM;
+			break;
+		}
+		r->guest_files = g;
+		g[2 * nr] = strdup(line);
+		g[2 * nr + 1] = strdup(tab + 1);
+		r->nr_guest_files = ++nr;
+		if (!g[2 * nr - 2] || !g[2 * nr - 1]) {
+			err = -ENOMEM;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+int vperf_report__set_guest_root(struct vperf_report *r, const char *root)
+{
+	char *c = strdup(root);
+
+	if (!c)
+		return -ENOMEM;
+	free(r->guest_root);
+	r->guest_root = c;
+	/* maps already resolved keep what they found: reset the guest's */
+	for (size_t i = 0; i < r->nr_maps; i++)
+		if (r->maps[i].guest)
+			r->maps[i].elf = -1;
+	for (size_t i = 0; i < r->nr_frames; i++)
+		if (r->frames[i].guest)
+			r->frames[i].resolved = false;
+	return 0;
+}
+
 int vperf_report__open(const char *dir, struct vperf_report **out, char *why, size_t why_len)
 {
 	struct vperf_report *r;
@@ -911,6 +992,10 @@ int vperf_report__open(const char *dir, struct vperf_report **out, char *why, si
 	if (err)
 		goto out_report;
 	qsort(r->ksyms, r->nr_ksyms, sizeof(*r->ksyms), ksym_cmp);
+	qsort(r->gksyms, r->nr_gksyms, sizeof(*r->gksyms), ksym_cmp);
+	err = read_guest_files(r, dir);
+	if (err)
+		goto out_report;
 	*out = r;
 	goto out_sink;
 
@@ -930,6 +1015,10 @@ void vperf_report__delete(struct vperf_report *r)
 	if (!r)
 		return;
 	free(r->dir);
+	free(r->guest_root);
+	for (size_t i = 0; i < 2 * r->nr_guest_files; i++)
+		free(r->guest_files[i]);
+	free(r->guest_files);
 	free(r->samples);
 	free(r->counts);
 	free(r->frames);
@@ -944,6 +1033,11 @@ void vperf_report__delete(struct vperf_report *r)
 		free((char *)r->ksyms[i].module);
 	}
 	free(r->ksyms);
+	for (size_t i = 0; i < r->nr_gksyms; i++) {
+		free((char *)r->gksyms[i].name);
+		free((char *)r->gksyms[i].module);
+	}
+	free(r->gksyms);
 	for (size_t i = 0; i < r->nr_strings; i++)
 		free(r->strings[i]);
 	free(r->strings);
@@ -952,6 +1046,7 @@ void vperf_report__delete(struct vperf_report *r)
 	free(r->events);
 	free(r->event_list);
 	free(r->ksyms_note);
+	free(r->gksyms_note);
 	free(r->tlevs);
 	free(r->threads);
 	free(r->vm_name);

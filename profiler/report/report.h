@@ -32,6 +32,7 @@ extern "C" {
 
 #define VPERF_REPORT_UNKNOWN	"[unknown]"
 #define VPERF_REPORT_KERNEL_DSO	"[kernel.kallsyms]"
+#define VPERF_REPORT_GUEST_KERNEL_DSO	"[guest.kernel.kallsyms]"	/* perf kvm's name */
 /* An unknown frame's name where its DSO has no column of its own: "[unknown] in libc.so.6" */
 #define VPERF_REPORT_UNKNOWN_IN	VPERF_REPORT_UNKNOWN " in %s"
 
@@ -85,6 +86,7 @@ struct vperf_report_frame {
 	uint64_t ip;
 	int32_t map;			/* the user mapping it is in, or -1 */
 	bool kernel;
+	bool guest;			/* a guest's frame: its mappings and kernel symbols */
 	bool ret;			/* a caller's return address: looked up at ip - 1,
 					 * inside the call (a call ending a function returns
 					 * past it) */
@@ -97,6 +99,7 @@ struct vperf_report_frame {
 struct vperf_report_map {
 	uint64_t start, len, pgoff;
 	uint32_t pid;
+	bool guest;			/* file is a guest's path (vperf_report__guest_file()) */
 	char *file;
 	int32_t elf;			/* index in elfs, -1 until loaded (or not ELF) */
 };
@@ -190,6 +193,11 @@ struct vperf_report {
 	size_t nr_elfs;
 	struct vperf_report_sym *ksyms;	/* sorted; names and modules owned */
 	size_t nr_ksyms;
+	struct vperf_report_sym *gksyms;	/* the guest kernel's, likewise */
+	size_t nr_gksyms;
+	char *guest_root;		/* a guest's files under this host directory, or NULL */
+	char **guest_files;		/* pairs: a guest path, the host file or directory it is */
+	size_t nr_guest_files;
 	char **strings;			/* interned comms */
 	size_t nr_strings;
 	char **events;			/* the sampled events' names (the sample_event labels) */
@@ -197,7 +205,9 @@ struct vperf_report {
 	char *event_list;		/* the env's `events` */
 	bool callchains;		/* the recording has callchains (env `callchains`) */
 	bool have_ksyms;		/* kernel_symbol events were recorded */
+	bool have_gksyms;		/* the guest kernel's too */
 	char *ksyms_note;		/* the env's `kernel_symbols` */
+	char *gksyms_note;		/* the env's `guest_kernel_symbols` (vm record) */
 	uint64_t lost;			/* lost_events counts, and babeltrace2's discarded events */
 	uint64_t nr_mmap_events, nr_unmapped;	/* user frames in no mapping */
 	struct vperf_report_tlev *tlevs;	/* the timeline's events, in time order */
@@ -223,6 +233,16 @@ struct vperf_report {
 int vperf_report__open(const char *dir, struct vperf_report **out, char *why, size_t why_len)
 	__attribute__((warn_unused_result));
 void vperf_report__delete(struct vperf_report *r);
+
+/*
+ * The guest's files (a `vperf vm record` recording): by default where its files list
+ * (DIR/.raw/guest/files, written at record time) says each came from; after this, under root,
+ * a directory holding the guest's file system (perf kvm's --guestmount).  0 or -ENOMEM.
+ */
+int vperf_report__set_guest_root(struct vperf_report *r, const char *root);
+/* Where the guest's file path is on this host (into buf), or NULL when nothing says. */
+const char *vperf_report__guest_file(const struct vperf_report *r, const char *path, char *buf,
+				     size_t len);
 
 /* Frame i resolved (symbol and DSO looked up on first use, then cached). */
 const struct vperf_report_frame *vperf_report__frame(struct vperf_report *r, size_t i);

@@ -14,17 +14,55 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+/*
+ * Where the guest's file path is on this host, into buf: under guest_root when given, else
+ * the file or directory the guest's files list says it came from.  NULL when neither knows.
+ */
+const char *vperf_report__guest_file(const struct vperf_report *r, const char *path, char *buf,
+				     size_t len)
+{
+	size_t best = 0, best_len = 0;
+
+	if (path[0] != '/')
+		return NULL;
+	if (r->guest_root) {
+		int n = snprintf(buf, len, "%s%s", r->guest_root, path);
+
+		return n > 0 && (size_t)n < len ? buf : NULL;
+	}
+	/* the longest guest path that is the file or a directory above it */
+	for (size_t i = 0; i < r->nr_guest_files; i++) {
+		const char *g = r->guest_files[2 * i];
+		size_t gl = strlen(g);
+
+		if (gl > best_len && !strncmp(path, g, gl) && (path[gl] == '\0' || path[gl] == '/')) {
+			best = i + 1;
+			best_len = gl;
+		}
+	}
+	if (best) {
+		int n = snprintf(buf, len, "%s%s", r->guest_files[2 * (best - 1) + 1], path + best_len);
+
+		return n > 0 && (size_t)n < len ? buf : NULL;
+	}
+	return NULL;
+}
+
 /* The loaded ELF file of map (loaded once per path), or NULL when it cannot be. */
 static const struct vperf_report_elf *elf_of(struct vperf_report *r, struct vperf_report_map *m)
 {
 	struct vperf_report_elf *n;
+	const char *file = m->file;
+	char buf[4096];
 
 	if (m->elf >= 0)
 		return r->elfs[m->elf].err ? NULL : &r->elfs[m->elf];
 	if (m->file[0] != '/')
 		return NULL;		/* [vdso], [stack], anonymous: no file to read */
+	if (m->guest && !(file = vperf_report__guest_file(r, m->file, buf, sizeof(buf))))
+		return NULL;		/* a guest file this host does not have */
 	for (size_t i = 0; i < r->nr_elfs; i++) {
-		if (!strcmp(r->elfs[i].path, m->file)) {
+		if (!strcmp(r->elfs[i].path, file)) {
 			m->elf = (int32_t)i;
 			return r->elfs[i].err ? NULL : &r->elfs[i];
 		}
@@ -34,7 +72,7 @@ static const struct vperf_report_elf *elf_of(struct vperf_report *r, struct vper
 		return NULL;
 	r->elfs = n;
 	/* a file that cannot be read stays in the table with its error: tried once */
-	if (vperf_report_elf__load(&r->elfs[r->nr_elfs], m->file) == -ENOMEM &&
+	if (vperf_report_elf__load(&r->elfs[r->nr_elfs], file) == -ENOMEM &&
 	    !r->elfs[r->nr_elfs].path)
 		return NULL;
 	m->elf = (int32_t)r->nr_elfs++;
@@ -52,8 +90,10 @@ const struct vperf_report_frame *vperf_report__frame(struct vperf_report *r, siz
 	f->resolved = true;
 	f->sym = VPERF_REPORT_UNKNOWN;
 	if (f->kernel) {
-		s = vperf_report_sym_find(r->ksyms, r->nr_ksyms, ip);
-		f->dso = s && s->module && *s->module ? s->module : VPERF_REPORT_KERNEL_DSO;
+		s = f->guest ? vperf_report_sym_find(r->gksyms, r->nr_gksyms, ip) :
+			       vperf_report_sym_find(r->ksyms, r->nr_ksyms, ip);
+		f->dso = s && s->module && *s->module ? s->module :
+			 f->guest ? VPERF_REPORT_GUEST_KERNEL_DSO : VPERF_REPORT_KERNEL_DSO;
 	} else if (f->map >= 0) {
 		struct vperf_report_map *m = &r->maps[f->map];
 		const struct vperf_report_elf *e = elf_of(r, m);

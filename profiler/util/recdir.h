@@ -13,6 +13,9 @@
 #include "options.h"
 
 #define RECDIR_DEFAULT		"vperf.data"
+/* `vperf vm record`: its raw recording, and what names the guest's frames (vm-run.sh --guest-files) */
+#define RECDIR_RAW		".raw"
+#define RECDIR_GUEST_FILES	"guest"
 
 /* Is path a directory with nothing in it? */
 bool recdir_is_empty(const char *path);

@@ -259,7 +259,6 @@ static void trace_random_markers_module_never_passes_what_host_refuses(void **st
 	assert_true(agree_valid > 10000);
 }
 
-/* Copies in and out at every offset around the end of a 64-byte area. */
 /*
  * A sample's flags: user, and the trace sampler's period (a guest perf event's sample) pass,
  * alone and together; any other bit makes the record invalid, for the module's and the host's
@@ -286,6 +285,70 @@ static void trace_sample_flags_user_and_period_pass_others_do_not(void **state)
 	}
 }
 
+/*
+ * MMAP records: a user mapping and the kernel's text pass; each broken rule fails.
+ * Build an MMAP record of filename into buf (8-aligned, zero-padded): its size.
+ */
+static __u32 mmap_rec(void *buf, __u32 pid, __u64 start, __u64 len, __u64 pgoff, const char *name)
+{
+	struct vperf_trace_mmap *m = buf;
+	__u32 size = VPERF_TRACE_ALIGN((__u32)(sizeof(*m) + strlen(name) + 1));
+
+	memset(buf, 0, size);
+	m->h.size = (__u16)size;
+	m->h.type = VPERF_TRACE_MMAP;
+	m->h.pid = pid;
+	m->h.tid = pid;
+	m->start = start;
+	m->len = len;
+	m->pgoff = pgoff;
+	memcpy(m->filename, name, strlen(name));
+	return size;
+}
+
+static void trace_mmap_records_user_and_kernel_pass_malformed_do_not(void **state)
+{
+	_Alignas(8) unsigned char buf[VPERF_TRACE_REC_MAX + 64];
+	struct vperf_trace_mmap *m = (struct vperf_trace_mmap *)buf;
+	__u32 size;
+
+	(void)state;
+	size = mmap_rec(buf, 42, 0x400000, 0x1000, 0x2000, "/usr/bin/hot3to1");
+	assert_int_equal(vperf_trace_rec_check(buf, size), size);
+	assert_int_equal(hv_trace_rec_check(buf, size), size);
+	size = mmap_rec(buf, 0, 0xffffffff81e00000ull, 0, 0, "[kernel.kallsyms]schedule");
+	assert_int_equal(vperf_trace_rec_check(buf, size), size);
+
+	/* a user mapping: no length, a length past 2^64, no task */
+	size = mmap_rec(buf, 42, 0x400000, 0, 0, "/bin/x");
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	size = mmap_rec(buf, 42, ~0ull - 0xfff, 0x2000, 0, "/bin/x");
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	size = mmap_rec(buf, 42, 0x400000, 0x1000, 0, "/bin/x");
+	m->h.tid = 0;
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	/* the kernel's: a length, an offset, no symbol, another name */
+	size = mmap_rec(buf, 0, 0xffffffff81e00000ull, 0x1000, 0, "[kernel.kallsyms]schedule");
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	size = mmap_rec(buf, 0, 0xffffffff81e00000ull, 0, 8, "[kernel.kallsyms]schedule");
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	size = mmap_rec(buf, 0, 0xffffffff81e00000ull, 0, 0, "[kernel.kallsyms]");
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	size = mmap_rec(buf, 0, 0xffffffff81e00000ull, 0, 0, "/boot/vmlinuz");
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	/* the name: empty, not terminated within the record, flags set */
+	size = mmap_rec(buf, 42, 0x400000, 0x1000, 0, "");
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	size = mmap_rec(buf, 42, 0x400000, 0x1000, 0, "/bin/abcdefg");	/* 48 + 13 -> 64 */
+	memset(buf + 48, 'a', size - 48);
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	size = mmap_rec(buf, 42, 0x400000, 0x1000, 0, "/bin/x");
+	m->h.flags = 1;
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	assert_int_equal(hv_trace_rec_check(buf, size), 0);
+}
+
+/* Copies in and out at every offset around the end of a 64-byte area. */
 static void trace_ring_copies_wrap_at_every_offset(void **state)
 {
 	unsigned char area[64], src[24], out[24];
@@ -323,6 +386,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(trace_marker_record_as_libvperf_builds_it),
 		cmocka_unit_test(trace_random_markers_module_never_passes_what_host_refuses),
 		cmocka_unit_test(trace_sample_flags_user_and_period_pass_others_do_not),
+		cmocka_unit_test(trace_mmap_records_user_and_kernel_pass_malformed_do_not),
 		cmocka_unit_test(trace_ring_copies_wrap_at_every_offset),
 	};
 

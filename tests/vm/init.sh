@@ -94,7 +94,7 @@ if [ -x /bin/vperf-keys ]; then
 	[ "$TAG" = VPERF ] || tps="sched:sched_switch sched:sched_process_exit sched:sched_process_fork
 		sched:sched_waking sched:sched_wakeup sched:sched_wakeup_new sched:sched_process_exec
 		irq:irq_handler_entry irq_vectors:local_timer_entry irq_vectors:reschedule_entry
-		irq_vectors:call_function_entry irq_vectors:call_function_single_entry"
+		irq_vectors:call_function_entry irq_vectors:call_function_single_entry mmap:vma_store"
 	# shellcheck disable=SC2086 # words
 	vperf-keys $tps >/tmp/vperf-keys.log 2>&1 &
 	i=0

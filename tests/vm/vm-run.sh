@@ -41,6 +41,11 @@
 #                           virtio disk (a sparse file here) after vperf-vmm exits; vm-run.sh copies it out of that
 #                           disk after QEMU exits. SIGINT, SIGTERM or SIGHUP stop the guest (vperf-vmm exits 143)
 #                           and still bring the recording back. Not with --repeat
+#   --guest-files DIR       with --record: what a report needs to name the guest's frames, into DIR (made if
+#                           missing): DIR/files, a line "GUEST_PATH<TAB>HOST_PATH" for every file and directory put
+#                           into the guest (the bundled busybox too), and DIR/System.map, the guest kernel's
+#                           symbols (the bundled image's, or --kernel-map's)
+#   --kernel-map FILE       the System.map (or a saved /proc/kallsyms) of --kernel's kernel, for --guest-files
 #   --record-max MiB        nested: the most the raw recording can hold (default 256; the disk is sparse); a fuller
 #                           recording stops there, with a warning
 # COMMAND runs in the guest as root, in /payload, with /payload and /payload/bin first in PATH. Quote a shell
@@ -74,6 +79,8 @@ L1_TRACE=0
 GUEST_TRACE=0
 RECORD=""
 RECORD_MAX=256
+GUEST_FILES=""
+KERNEL_MAP=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--vcpus) VCPUS=${2:?--vcpus needs a number}; shift 2 ;;
@@ -93,6 +100,8 @@ while [ $# -gt 0 ]; do
 	--guest-trace) GUEST_TRACE=1; shift ;;
 	--record) RECORD=${2:?--record needs a file}; shift 2 ;;
 	--record-max) RECORD_MAX=${2:?--record-max needs MiB}; shift 2 ;;
+	--guest-files) GUEST_FILES=${2:?--guest-files needs a directory}; shift 2 ;;
+	--kernel-map) KERNEL_MAP=${2:?--kernel-map needs a file}; shift 2 ;;
 	-h | --help) usage 0 ;;
 	--) shift; break ;;
 	*) die "$VM_EXIT_USAGE" "unknown option '$1' (see --help)" ;;
@@ -118,7 +127,9 @@ if [ -n "$RECORD" ]; then
 	[ ! -d "$RECORD" ] || die "$VM_EXIT_USAGE" "--record '$RECORD' is a directory; name a file"
 	rm -f -- "$RECORD"	# what is there after the run is this run's
 fi
-for f in "$KERNEL" "$INITRD"; do
+[ -z "$GUEST_FILES" ] || [ -n "$RECORD" ] || die "$VM_EXIT_USAGE" "--guest-files goes with --record"
+[ -z "$KERNEL_MAP" ] || [ -n "$KERNEL" ] || die "$VM_EXIT_USAGE" "--kernel-map goes with --kernel (the bundled kernel's map is known)"
+for f in "$KERNEL" "$INITRD" "$KERNEL_MAP"; do
 	[ -z "$f" ] || [ -r "$f" ] || die "$VM_EXIT_USAGE" "cannot read '$f'"
 done
 
@@ -136,11 +147,14 @@ OUT="$VPERF_VM_BUILD/vm-run.$$"
 TREE="$OUT/tree"
 trap 'rm -rf "$OUT"' EXIT
 mkdir -p "$TREE/payload/bin" "$TREE/vperf"
+: >"$OUT/manifest"
+[ "$BUNDLED_INIT" = 0 ] || printf '/bin/busybox\t/bin/busybox\n' >>"$OUT/manifest"	# mkimage.sh's
 
-# copy_one SRC DEST: DEST is an absolute guest path.
+# copy_one SRC DEST: DEST is an absolute guest path. The manifest says where each came from (--guest-files).
 copy_one() {
 	mkdir -p "$TREE$(dirname "$2")"
 	cp -aL "$1" "$TREE$2"
+	printf '%s\t%s\n' "$2" "$(realpath -- "$1")" >>"$OUT/manifest"
 }
 
 # add_libs PROGRAM: the shared libraries and ELF interpreter a dynamic program needs, at their host paths.
@@ -198,6 +212,15 @@ done
 	printf '%s\n' "$*"
 } >"$TREE/vperf/cmd.sh"
 chmod 0755 "$TREE/vperf/cmd.sh"
+if [ -n "$GUEST_FILES" ]; then
+	mkdir -p -- "$GUEST_FILES" || die "$VM_EXIT_USAGE" "--guest-files '$GUEST_FILES': cannot make the directory"
+	cp -- "$OUT/manifest" "$GUEST_FILES/files"
+	if [ -n "$KERNEL_MAP" ]; then
+		cp -- "$KERNEL_MAP" "$GUEST_FILES/System.map"
+	elif [ "$KERNEL" = "$VPERF_VM_IMAGE/vmlinuz" ] && [ -s "$VPERF_VM_IMAGE/System.map" ]; then
+		cp -- "$VPERF_VM_IMAGE/System.map" "$GUEST_FILES/System.map"
+	fi
+fi
 mkcpio "$TREE" "$OUT/extra.gz"
 cp "$INITRD" "$OUT/initrd"
 truncate -s %512 "$OUT/initrd"	# an appended archive must start aligned (README, pitfalls)

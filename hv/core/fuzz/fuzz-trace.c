@@ -212,6 +212,16 @@ static void append_record(struct fuzz_in *in, struct vperf_trace_ring *r, uint64
 		size = sizeof(struct vperf_trace_exec) + 8 * (1 + extra % 8);
 		memset(rec + size - 8, 0, 8);
 		break;
+	case VPERF_TRACE_MMAP:		/* a user mapping, or (extra odd) the kernel's text */
+		size = sizeof(struct vperf_trace_mmap) + 8 * (3 + extra % 8);
+		memset(rec + size - 8, 0, 8);
+		if (extra & 1) {
+			memcpy(rec + sizeof(struct vperf_trace_mmap), VPERF_TRACE_MMAP_KERNEL "x", 18);
+			h->pid = h->tid = 0;
+			((struct vperf_trace_mmap *)rec)->len = 0;
+			((struct vperf_trace_mmap *)rec)->pgoff = 0;
+		}
+		break;
 	case VPERF_TRACE_EXIT:
 		size = sizeof(struct vperf_trace_exit);
 		((struct vperf_trace_exit *)rec)->reserved = 0;

@@ -42,6 +42,7 @@
 #define VPERF_FEAT_OVERFLOW_NMI	(1u << 5)	/* OVERFLOW_SET's VPERF_OVERFLOW_NMI */
 #define VPERF_FEAT_TRACE_V2	(1u << 6)	/* version 2 rings are recorded (2.5) */
 #define VPERF_FEAT_EVENT_INFO	(1u << 7)	/* VPERF_HC_EVENT_INFO: the host's event list */
+#define VPERF_FEAT_TRACE_MMAP	(1u << 8)	/* the host records VPERF_TRACE_MMAP (2.5) */
 
 /*
  * Doorbell leaf (present when the base leaf's EAX reaches it and the
@@ -214,6 +215,7 @@ enum vperf_trace_type {
 	VPERF_TRACE_SAMPLE	 = 7,	/* vperf_trace_sample */
 	VPERF_TRACE_MARK	 = 8,	/* vperf_trace_mark: a user-space marker */
 	VPERF_TRACE_LOST	 = 9,	/* vperf_trace_lost: a producer's losses */
+	VPERF_TRACE_MMAP	 = 10,	/* vperf_trace_mmap: executable mapping (FEAT_TRACE_MMAP) */
 	VPERF_TRACE_NR_TYPES
 };
 
@@ -330,6 +332,25 @@ struct vperf_trace_lost {
 	__u32 reserved;			/* 0 */
 };
 
+/*
+ * An executable file mapping made (or changed) by a user task, pid/tid: the
+ * task; len > 0, start + len within 2^64, pgoff its offset in the file in
+ * bytes.  Or, with pid = tid = 0, where the guest kernel's text is: filename
+ * "[kernel.kallsyms]" then a symbol's name, start that symbol's address now,
+ * len and pgoff 0 (a kernel loaded at a random base tells its offset so).
+ * filename: NUL-terminated, the rest of the record (size - 48 bytes).  Only
+ * written to a host with VPERF_FEAT_TRACE_MMAP.
+ */
+#define VPERF_TRACE_MMAP_KERNEL	"[kernel.kallsyms]"
+
+struct vperf_trace_mmap {
+	struct vperf_trace_rec h;
+	__u64 start;
+	__u64 len;
+	__u64 pgoff;
+	char filename[];
+};
+
 /* ---- layout checks: changing any of these is a new ABI version ---- */
 
 #define VPERF_ABI_CHECK(type, size_)						\
@@ -356,5 +377,6 @@ VPERF_ABI_CHECK(struct vperf_trace_irq, 24 + 16);
 VPERF_ABI_CHECK(struct vperf_trace_sample, 24 + 16);
 VPERF_ABI_CHECK(struct vperf_trace_mark, 24 + 16);
 VPERF_ABI_CHECK(struct vperf_trace_lost, 24 + 16);
+VPERF_ABI_CHECK(struct vperf_trace_mmap, 24 + 24);
 
 #endif /* VPERF_ABI_H */

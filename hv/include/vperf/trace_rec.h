@@ -208,6 +208,18 @@ static inline __u32 vperf_trace_rec_check(const void *buf, __u32 avail)
 		return size == sizeof(*r) && !r->reserved && r->source >= VPERF_TRACE_LOST_USER &&
 		       r->source <= VPERF_TRACE_LOST_INVALID ? size : 0;
 	}
+	case VPERF_TRACE_MMAP: {
+		const struct vperf_trace_mmap *r = (const struct vperf_trace_mmap *)buf;
+		__u32 off = (__u32)offsetof(struct vperf_trace_mmap, filename);
+		__u32 klen = (__u32)sizeof(VPERF_TRACE_MMAP_KERNEL) - 1;
+
+		if (size <= off + 1 || b[off] == '\0' || !memchr(b + off, '\0', size - off))
+			return 0;
+		if (!h->pid && !h->tid)	/* the kernel's text: "[kernel.kallsyms]SYMBOL" */
+			return !r->len && !r->pgoff && size > off + klen + 1 && b[off + klen] &&
+			       !memcmp(b + off, VPERF_TRACE_MMAP_KERNEL, klen) ? size : 0;
+		return h->pid && h->tid && r->len && r->start + r->len > r->start ? size : 0;
+	}
 	default:
 		return 0;
 	}

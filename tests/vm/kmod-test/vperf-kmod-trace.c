@@ -107,7 +107,7 @@ static const char *const type_names[VPERF_TRACE_NR_TYPES] = {
 	[VPERF_TRACE_SCHED_SWITCH] = "sched_switch", [VPERF_TRACE_SCHED_WAKEUP] = "sched_wakeup",
 	[VPERF_TRACE_FORK] = "fork", [VPERF_TRACE_EXEC] = "exec", [VPERF_TRACE_EXIT] = "exit",
 	[VPERF_TRACE_IRQ] = "irq", [VPERF_TRACE_SAMPLE] = "sample", [VPERF_TRACE_MARK] = "mark",
-	[VPERF_TRACE_LOST] = "lost",
+	[VPERF_TRACE_LOST] = "lost", [VPERF_TRACE_MMAP] = "mmap",
 };
 
 /* 0, or -1 when the parameter cannot be read or a line is missing. */
