@@ -501,6 +501,7 @@ static const char *const guest_type_names[] = {
 	[VPERF_TRACE_SAMPLE] = "sample",
 	[VPERF_TRACE_MARK] = "marker",
 	[VPERF_TRACE_LOST] = "lost",
+	[VPERF_TRACE_MMAP] = "mmap",
 };
 
 /* Convert dir's raw recording into dir, print the summary.  0, or 1 after a message. */

@@ -506,6 +506,8 @@ static void probe_fork(void *data, struct task_struct *parent, struct task_struc
 /* The file name as exec got it (bprm->filename), cut to what a record holds. */
 #define VPERF_EXEC_NAME_MAX	(VPERF_TRACE_REC_MAX - sizeof(struct vperf_trace_exec) - 1)
 
+static void trace_current_mmaps(void);
+
 static void probe_exec(void *data, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	static const char unknown[] = "?";
@@ -534,6 +536,8 @@ static void probe_exec(void *data, struct task_struct *p, pid_t old_pid, struct 
 		trace_put(&w, sizeof(rec) + len, &zero, pad);
 	}
 	trace_end(&w, true);
+	if (vperf_dev.features & VPERF_FEAT_TRACE_MMAP)
+		trace_current_mmaps();	/* the new program's, after its EXEC */
 }
 
 /*
@@ -581,8 +585,10 @@ static void probe_vma_store(void *data, struct maple_tree *mt, struct vm_area_st
 	char *buf = *this_cpu_ptr(&trace_path_buf), *path;
 	struct file *f = vma->vm_file;
 
+	/* exec's own mappings are written after its EXEC record (probe_exec): a reader starts
+	 * the new program's address space at EXEC */
 	if (!f || !(vma->vm_flags & VM_EXEC) || vma->vm_mm != current->mm || !current->mm ||
-	    (current->flags & PF_KTHREAD))
+	    (current->flags & PF_KTHREAD) || current->in_execve)
 		return;
 	path = d_path(&f->f_path, buf, VPERF_MMAP_NAME_MAX);
 	if (IS_ERR(path) || !*path)
@@ -590,9 +596,41 @@ static void probe_vma_store(void *data, struct maple_tree *mt, struct vm_area_st
 	trace_mmap(current, vma->vm_start, vma->vm_end - vma->vm_start,
 		   (u64)vma->vm_pgoff << PAGE_SHIFT, path, strlen(path));
 }
+
+/*
+ * The executable file mappings current has now (preemption off): after its EXEC record, the
+ * new program's.  The mapping lock only if free: exec has just let it go, and a probe must
+ * not sleep.
+ */
+static void trace_current_mmaps(void)
+{
+	char *buf = *this_cpu_ptr(&trace_path_buf), *path;
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+
+	if (!mm || !mmap_read_trylock(mm))
+		return;
+	{
+		VMA_ITERATOR(vmi, mm, 0);
+
+		for_each_vma(vmi, vma) {
+			if (!vma->vm_file || !(vma->vm_flags & VM_EXEC))
+				continue;
+			path = d_path(&vma->vm_file->f_path, buf, VPERF_MMAP_NAME_MAX);
+			if (IS_ERR(path) || !*path)
+				continue;
+			trace_mmap(current, vma->vm_start, vma->vm_end - vma->vm_start,
+				   (u64)vma->vm_pgoff << PAGE_SHIFT, path, strlen(path));
+		}
+	}
+	mmap_read_unlock(mm);
+}
 #define VPERF_TP_VMA_STORE	probe_vma_store
 #else
 #define VPERF_TP_VMA_STORE	NULL
+static void trace_current_mmaps(void)
+{
+}
 #endif
 
 /*

@@ -795,7 +795,7 @@ static int read_symbol_map(const char *path, const char *ref, struct gsym **syms
 	char line[512], type, name[256];
 	unsigned long long a;
 	size_t cap = 0;
-	int err = 0;
+	int err = 0, end;
 
 	*syms = NULL;
 	*nr = 0;
@@ -804,8 +804,11 @@ static int read_symbol_map(const char *path, const char *ref, struct gsym **syms
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+		end = 0;
+		if (sscanf(line, "%llx %c %255s%n", &a, &type, name, &end) != 3 || !end)
 			continue;
+		if (strspn(line + end, " \t\r\n") != strlen(line + end))
+			continue;	/* kallsyms' "[module]" column: not the kernel image's */
 		if (!strcmp(name, ref)) {
 			*ref_addr = a;
 			*have_ref = true;
@@ -903,9 +906,10 @@ static int find_guest_ksyms(struct conv *c, const char *path)
 			      &c->gtext_end);
 	if (err == -ENOMEM)
 		return err;
-	if (err || !have_ref) {
+	if (err || !have_ref || !ref) {
 		snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note), "none: %s: %s", path,
-			 err ? strerror(-err) : "it does not name the guest's reference symbol");
+			 err ? strerror(-err) : !have_ref ? "it does not name the guest's reference symbol" :
+			 "its addresses are 0 (a kallsyms read without the right to see them)");
 		return 0;
 	}
 	c->gslide = kt->start - ref;
@@ -1054,7 +1058,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 			[VPERF_TRACE_FORK] = "guest_fork", [VPERF_TRACE_EXEC] = "guest_exec",
 			[VPERF_TRACE_EXIT] = "guest_exit", [VPERF_TRACE_IRQ] = "guest_irq",
 			[VPERF_TRACE_SAMPLE] = "guest_sample", [VPERF_TRACE_MARK] = "guest_marker",
-			[VPERF_TRACE_LOST] = "guest_lost_records",
+			[VPERF_TRACE_LOST] = "guest_lost_records", [VPERF_TRACE_MMAP] = "guest_mmap",
 		};
 		struct { const char *key; uint64_t v; } sum[24] = {
 			{ "summary_guest_records", c->st->guest_records },

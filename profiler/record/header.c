@@ -140,10 +140,11 @@ static void print_vm(const struct env *ep, FILE *out)
 	if (num(ep, "summary_guest_bad_ring_headers"))
 		fprintf(out, "# guest ring headers broken by the guest: %" PRIu64 " drains refused\n",
 			num(ep, "summary_guest_bad_ring_headers"));
+	if (get(ep, "guest_kernel_symbols"))
+		fprintf(out, "# guest kernel symbols: %s\n", val(ep, "guest_kernel_symbols", ""));
 	if (!strcmp(val(ep, "raw_truncated", "0"), "1"))
 		fprintf(out, "# note: the raw recording was cut short (the VMM was killed): events up to its "
 			"last whole chunk\n");
-
 }
 
 /* What `vperf record` wrote (docs/recording.md, section 12). */

@@ -88,6 +88,7 @@ const struct vperf_report_frame *vperf_report__frame(struct vperf_report *r, siz
 	if (f->resolved)
 		return f;
 	f->resolved = true;
+	f->found = false;
 	f->sym = VPERF_REPORT_UNKNOWN;
 	if (f->kernel) {
 		s = f->guest ? vperf_report_sym_find(r->gksyms, r->nr_gksyms, ip) :

@@ -6,7 +6,6 @@
 #   OUTDIR/vmlinuz        the bzImage (used for L1 and for L2)
 #   OUTDIR/kver           the kernel version string (uname -r)
 #   OUTDIR/config         the kernel's .config
-#   OUTDIR/System.map     the kernel's symbols (reports name the guest kernel's frames with it)
 #   OUTDIR/initrd-l1.gz   busybox-static + /init + irqbypass, kvm, ccp, kvm-amd and their dependencies
 #   OUTDIR/initrd-l2.gz   busybox-static + /init, no modules (the L2 guest's initramfs; tag VPERF-L2)
 #   OUTDIR/modules        the L1 module load order (paths under /lib/modules/<kver>)
@@ -133,8 +132,6 @@ done
 
 # --- 4. images (rebuilt only when an input changed) --------------------------------------------------------
 mkdir -p "$OUTDIR"
-cmp -s "$TREE/boot/System.map-$KVER" "$OUTDIR/System.map" 2>/dev/null ||
-	cp "$TREE/boot/System.map-$KVER" "$OUTDIR/System.map"
 STAMP_NEW="$(
 	{
 		echo "kver $KVER"

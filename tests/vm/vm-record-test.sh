@@ -36,6 +36,10 @@
 #             for 3 s, no sampling of its own): vperf_guest.ko's trace sampler, started on the shell the guest runs
 #             and inherited by the program and its thread, gives that thread's samples the same 3:1 profile and
 #             callers as the sample case, each flagged as a guest perf event's period
+#   report    that profile through `vperf report` (guest user frames named through the guest's mmap records and the
+#             recording's files list, guest kernel frames through the bundled kernel's System.map): the same
+#             rm_hot3 and rm_hot1 counts as the raw ips, >= 90% of the guest kernel samples named; go tool pprof -top
+#             on its pprof export the same two counts
 #   kill      a second recorded run, whose recorder (vperf-vmm, writing the raw recording) gets SIGKILL while 2
 #             threads stream markers (through the VM runner's --host-bg, in a wrapper named by VPERF_VM_RUNNER):
 #             `vperf vm record` still brings the recording back and converts it up to its last whole chunk, and
@@ -140,6 +144,12 @@ out=$(python3 "$CHECK" sample "$PDIR" "$MARKS" "${paddr:-0}" "${ptid:-0}" 2>&1)
 ok=0
 [ "$pst" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
 verdict profile "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $pst$(stopped "$pst" "$WORK/pout")" "$PDIR"
+# report: the same profile through vperf report's own symbols (the guest's mmap records, the files list, the guest
+# kernel's System.map) and through go tool pprof on the pprof export
+out=$(python3 "$CHECK" report "$PDIR" "$VPERF" "$MARKS" "${paddr:-0}" "${ptid:-0}" 2>&1)
+ok=0
+[ "$pst" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
+verdict report "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $pst" "$PDIR"
 
 # kill: the recorder SIGKILLed mid-run. The wrapper adds --host-bg to the runner vperf would use: where vperf-vmm runs
 # (L1 when nested), 25 s after it started, kill -9 it, while the guest's 2 threads stream markers for 120 s.

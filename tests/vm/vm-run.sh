@@ -44,7 +44,8 @@
 #   --guest-files DIR       with --record: what a report needs to name the guest's frames, into DIR (made if
 #                           missing): DIR/files, a line "GUEST_PATH<TAB>HOST_PATH" for every file and directory put
 #                           into the guest (the bundled busybox too), and DIR/System.map, the guest kernel's
-#                           symbols (the bundled image's, or --kernel-map's)
+#                           text symbols: --kernel-map's, or nested with the bundled kernel, L1's /proc/kallsyms
+#                           (L1 runs that kernel image too; Debian's System.map is a placeholder)
 #   --kernel-map FILE       the System.map (or a saved /proc/kallsyms) of --kernel's kernel, for --guest-files
 #   --record-max MiB        nested: the most the raw recording can hold (default 256; the disk is sparse); a fuller
 #                           recording stops there, with a warning
@@ -215,11 +216,8 @@ chmod 0755 "$TREE/vperf/cmd.sh"
 if [ -n "$GUEST_FILES" ]; then
 	mkdir -p -- "$GUEST_FILES" || die "$VM_EXIT_USAGE" "--guest-files '$GUEST_FILES': cannot make the directory"
 	cp -- "$OUT/manifest" "$GUEST_FILES/files"
-	if [ -n "$KERNEL_MAP" ]; then
-		cp -- "$KERNEL_MAP" "$GUEST_FILES/System.map"
-	elif [ "$KERNEL" = "$VPERF_VM_IMAGE/vmlinuz" ] && [ -s "$VPERF_VM_IMAGE/System.map" ]; then
-		cp -- "$VPERF_VM_IMAGE/System.map" "$GUEST_FILES/System.map"
-	fi
+	# the bundled kernel's symbols come back from L1 (nested), which runs that image too
+	[ -z "$KERNEL_MAP" ] || cp -- "$KERNEL_MAP" "$GUEST_FILES/System.map"
 fi
 mkcpio "$TREE" "$OUT/extra.gz"
 cp "$INITRD" "$OUT/initrd"
@@ -255,6 +253,13 @@ report_record() {
 # ---- where to run it ----
 if [ "$MODE" = auto ]; then
 	if hw_virt; then MODE=direct; else MODE=nested; fi
+fi
+# --guest-files' System.map without --kernel-map: nested, L1 runs the bundled kernel the guest runs
+L1_KSYMS=0
+L1_KSYMS_MAX=0
+if [ "$MODE" = nested ] && [ -n "$GUEST_FILES" ] && [ -z "$KERNEL_MAP" ] && [ "$KERNEL" = "$VPERF_VM_IMAGE/vmlinuz" ]; then
+	L1_KSYMS=1
+	L1_KSYMS_MAX=16
 fi
 # Nested, the guest runs under QEMU TCG, where patching kernel text while two CPUs run can hang (see
 # guest/vperf-keys.c): the bundled /init raises the static keys on one CPU and then brings the others online.
@@ -370,13 +375,25 @@ cp "$OUT/initrd" "$P/initrd"
 		cat <<-'EOT'
 		st=$?
 		size=-1
+		ksyms=0
 		if [ -f /rec/vmm.vraw ]; then
 			size=$(stat -c %s /rec/vmm.vraw)
 			dd if=/rec/vmm.vraw of=/dev/vda bs=1M seek=1 conv=fsync 2>/dev/null ||
 				{ echo "vm-run: copying the recording to /dev/vda failed"; size=-2; }
 		fi
-		printf 'VPERF-XFER 1 status=%d size=%d
-' $st $size | dd of=/dev/vda bs=512 count=1 conv=sync,fsync 2>/dev/null
+		EOT
+		# L1 runs the guest's own kernel image (the bundled one): its text symbols name the guest kernel's
+		# frames (their addresses move together with a random base; the converter places them by the
+		# guest's word on where schedule is). They follow the recording on the disk, from the next MiB.
+		[ "$L1_KSYMS" = 0 ] || cat <<-'EOT'
+		if [ $size -ge 0 ] && grep -E '^[0-9a-f]+ [tTwW] [^[:space:]]+$' /proc/kallsyms >/tmp/kallsyms; then
+			ksyms=$(stat -c %s /tmp/kallsyms)
+			dd if=/tmp/kallsyms of=/dev/vda bs=1M seek=$((2 + size / 1048576)) conv=fsync 2>/dev/null || ksyms=0
+		fi
+		EOT
+		cat <<-'EOT'
+		printf 'VPERF-XFER 1 status=%d size=%d ksyms=%d
+' $st $size $ksyms | dd of=/dev/vda bs=512 count=1 conv=sync,fsync 2>/dev/null
 		(exit $st)
 		EOT
 	fi
@@ -401,7 +418,7 @@ fi
 # to hold the recording beside the guest, and run-nested.sh in the background so that a signal here asks L1 to
 # stop at once (a background job of this script ignores SIGINT: a Ctrl-C reaches it through this trap only).
 DISK="$OUT/record.img"
-truncate -s "$((RECORD_MAX + 1))M" "$DISK"
+truncate -s "$((RECORD_MAX + 1 + L1_KSYMS_MAX))M" "$DISK"
 l1_mem=$((MEM + RECORD_MAX + 1024))
 [ "$l1_mem" -ge 2048 ] || l1_mem=2048
 NESTED+=(--disk "$DISK" --mem "$l1_mem")
@@ -434,6 +451,11 @@ if [ -n "$size" ] && [ "$size" -ge 0 ]; then
 		{ rm -f -- "$RECORD.part"; die "$VM_EXIT_USAGE" "copying the recording out of $DISK into $RECORD failed"; }
 	[ "$((size + 65536))" -lt "$((RECORD_MAX << 20))" ] ||
 		say "warning: the recording filled --record-max ($RECORD_MAX MiB) and stops there; give more"
+fi
+ksyms=$(sed -n 's/.* ksyms=\([0-9][0-9]*\).*/\1/p' <<<"$hdr")
+if [ -n "$GUEST_FILES" ] && [ -n "$ksyms" ] && [ "$ksyms" -gt 0 ] && [ -n "$size" ] && [ "$size" -ge 0 ]; then
+	dd if="$DISK" of="$GUEST_FILES/System.map" bs=1M skip="$((2 + size / 1048576))" iflag=count_bytes \
+		count="$ksyms" status=none || say "warning: copying the guest kernel's symbols out of $DISK failed"
 fi
 report_record "$st" "$RECORD"
 [ -s "$RECORD" ] || [ "$st" != 0 ] || st=$VM_EXIT_BOOTFAIL

@@ -24,6 +24,12 @@
   check.py sample DIR BIN ADDR TID       the same for the trace sampler's samples (vm record -F -g of
                                         vperf-record-marks profile): thread TID's; every user sample is the
                                         sampler's (counts_are period, a period > 0)
+  check.py report DIR VPERF BIN ADDR TID
+                                        the sample case's profile (TID's) through `VPERF report -x, --sort
+                                        tid,layer,dso,symbol` on DIR: rm_hot3's and rm_hot1's guest_user rows in
+                                        BIN hold exactly the samples babeltrace2's ips put there (3:1, 2..4.5), >= 90%
+                                        of the guest_kernel samples are named, no warning; `go tool pprof -top` on
+                                        VPERF's pprof export gives the same two counts (skipped without go)
   check.py prefix DIR THREADS MIN       a recording cut short (its recorder killed): babeltrace2 reads it with
                                         exit 0, and each thread's "s" markers are 0, 1, ... k-1 (no gap, no
                                         duplicate, in order), from 1..THREADS threads, at least MIN in all
@@ -234,7 +240,9 @@ def scribble(d, n, broken):
     bad = 0
     after = {}      # cpu -> guest records (kernel or user) timed after the break
     for ts, name, p, layer, cpu in events(d):
-        if layer.startswith("guest") and name != "guest_ring_invalid" and t_break is not None and ts > t_break:
+        # kernel_symbol: written by the converter after every event, not a record of the ring
+        if layer.startswith("guest") and name not in ("guest_ring_invalid", "kernel_symbol") and \
+                t_break is not None and ts > t_break:
             after[cpu] = after.get(cpu, 0) + 1
         if layer == "guest_user" and name == "marker" and field(p, "name") == "w":
             v = int(field(p, "value"))
@@ -305,8 +313,66 @@ def sample(d, binary, addr, period_tid=0):
     if period_tid:
         print(f"sample: thread {period_tid}; {wrong_kind} user samples that are not the trace sampler's "
               f"(counts_are period, a period > 0)")
+    sample.hot = hot
     return (n >= 100 and bad_chain == 0 and 2.0 <= ratio <= 4.5 and both >= 0.5 * n and
             caller_ok >= 0.9 * both and wrong_kind == 0)
+
+
+def report_view(d, vperf, binary, addr, tid):
+    """`vperf report` and `go tool pprof -top` on a vm record -g recording: the guest user view names
+    rm_hot3 and rm_hot1 in BIN with the samples babeltrace2's ips put there (sample()), and the guest
+    kernel's samples are named by the symbols the recording carries."""
+    import csv
+    import io
+    import os
+    import shutil
+    import tempfile
+    if not sample(d, binary, addr, tid):
+        print("report: the recording's own samples fail the sample case (above)")
+        return False
+    want = sample.hot
+    r = subprocess.run([vperf, "report", "-i", d, "-x", ",", "--sort", "tid,layer,dso,symbol"],
+                       capture_output=True, text=True)
+    if r.returncode:
+        print(f"report: vperf report exited {r.returncode}: {r.stderr.strip()}")
+        return False
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    got = {n: sum(int(x["samples"]) for x in rows if x["tid"] == str(tid) and x["layer"] == "guest_user"
+                  and x["symbol"] == n) for n in want}
+    dsos = {x["dso"] for x in rows if x["symbol"] in want}
+    ratio = got["rm_hot3"] / got["rm_hot1"] if got["rm_hot1"] else float("inf")
+    kern = [x for x in rows if x["layer"] == "guest_kernel"]
+    kn = sum(int(x["samples"]) for x in kern)
+    named = sum(int(x["samples"]) for x in kern if not x["symbol"].startswith("[unknown"))
+    top = sorted(kern, key=lambda x: -int(x["samples"]))[:3]
+    print(f"report: thread {tid}'s guest_user rows rm_hot3 {got['rm_hot3']}, rm_hot1 {got['rm_hot1']} "
+          f"(ratio {ratio:.2f}) in {sorted(dsos)}, babeltrace2's ips {want['rm_hot3']} and {want['rm_hot1']}; "
+          f"guest_kernel samples {kn}, {named} named ({', '.join(x['symbol'] + ' ' + x['samples'] for x in top)})"
+          f"; stderr {r.stderr.strip()!r}")
+    ok = (got == want and dsos == {os.path.basename(binary)} and 2.0 <= ratio <= 4.5 and
+          kn > 0 and named >= 0.9 * kn and not r.stderr)
+    go = shutil.which("go") or ("/usr/lib/go/bin/go" if os.path.exists("/usr/lib/go/bin/go") else None)
+    if not go:
+        print("report: SKIP go tool pprof: `go` is not installed (Debian golang-go)")
+        return ok
+    with tempfile.TemporaryDirectory() as tmp:
+        pb = os.path.join(tmp, "p.pb.gz")
+        r = subprocess.run([vperf, "export", "-i", d, "--to", "pprof", "-o", pb], capture_output=True, text=True)
+        if r.returncode:
+            print(f"report: vperf export --to pprof exited {r.returncode}: {r.stderr.strip()}")
+            return False
+        env = dict(os.environ, HOME=tmp, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", PPROF_TMPDIR=tmp)
+        r = subprocess.run([go, "tool", "pprof", "-top", "-sample_index=samples", pb], capture_output=True,
+                           text=True, env=env, cwd=tmp, timeout=300)
+    flat = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"^\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+\d+\s+[\d.]+%\s+(\S.*)$", line)
+        if m:
+            flat[m.group(2).strip()] = int(m.group(1))
+    # the profile holds every thread's samples: rm_hot3/rm_hot1 are that thread's alone here
+    pp = {n: flat.get(n, 0) for n in want}
+    print(f"report: go tool pprof -top (exit {r.returncode}): rm_hot3 {pp['rm_hot3']}, rm_hot1 {pp['rm_hot1']}")
+    return ok and r.returncode == 0 and pp == want
 
 
 def state_rows(d, vperf):
@@ -504,6 +570,10 @@ def main():
     if len(sys.argv) in (5, 6) and sys.argv[1] == "sample":
         ok = sample(sys.argv[2], sys.argv[3], int(sys.argv[4], 0),
                     int(sys.argv[5]) if len(sys.argv) == 6 else 0)
+        print("PASS" if ok else "FAIL")
+        return 0 if ok else 1
+    if len(sys.argv) == 7 and sys.argv[1] == "report":
+        ok = report_view(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5], 0), int(sys.argv[6]))
         print("PASS" if ok else "FAIL")
         return 0 if ok else 1
     if len(sys.argv) == 5 and sys.argv[1] == "scribble":
