@@ -490,7 +490,8 @@ static int report(const struct report_opts *o)
 			 "chain is its sample's own frame", o->dir);
 	if (o->fmt == FMT_STDIO)
 		printf("# vperf report of %s: %zu samples, lost %" PRIu64 " events%s\n#\n", o->dir,
-		       r->nr_samples, r->lost, r->have_ksyms ? "" : "; no kernel symbols recorded");
+		       r->nr_samples, r->lost, r->have_ksyms || r->have_gksyms ? "" :
+		       "; no kernel symbols recorded");
 	if (o->fmt == FMT_JSON) {
 		printf("{\"recording\":");
 		json_print_string(stdout, o->dir);

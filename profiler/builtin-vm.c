@@ -510,7 +510,7 @@ static int record_convert(const char *dir, const char *raw, uint64_t raw_size)
 	struct vperf_convert_opts opts = { .size = sizeof(opts) };
 	struct vperf_convert_stats st = { .size = sizeof(st) };
 	char aside[PATH_MAX + 32], rawdir[PATH_MAX + 8], aside_raw[PATH_MAX + 48], why[512] = "";
-	char kmap[PATH_MAX + 64];
+	char kmap[PATH_MAX + 64], kmap_as[PATH_MAX + 64];
 	char types[512] = "";
 	const char *slash = strrchr(dir, '/');
 	size_t o = 0;
@@ -530,8 +530,11 @@ static int record_convert(const char *dir, const char *raw, uint64_t raw_size)
 				 strerror(errno));
 	/* the guest kernel's symbols, where the runner put them (--guest-files) */
 	snprintf(kmap, sizeof(kmap), "%s/" GUEST_FILES_SUBDIR "/System.map", aside);
-	if (!access(kmap, R_OK))
+	snprintf(kmap_as, sizeof(kmap_as), "%s/" GUEST_FILES_SUBDIR "/System.map", rawdir);
+	if (!access(kmap, R_OK)) {
 		opts.guest_kallsyms = kmap;
+		opts.guest_kallsyms_as = kmap_as;	/* where it is after the conversion */
+	}
 	err = vperf_convert(aside_raw, dir, &opts, &st, why, sizeof(why));
 	back = rename(aside, rawdir) ? errno : 0;
 	if (back)

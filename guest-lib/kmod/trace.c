@@ -46,6 +46,7 @@
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/task_stack.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -598,37 +599,77 @@ static void probe_vma_store(void *data, struct maple_tree *mt, struct vm_area_st
 }
 
 /*
+ * An MMAP record of each executable file mapping of t's mm (its lock held), named in buf, and
+ * of its vDSO ("[vdso]", as perf names it: user frames there are the kernel's code, in no file).
+ */
+static void trace_mm_mmaps(struct task_struct *t, struct mm_struct *mm, char *buf)
+{
+	static const char vdso[] = "[vdso]";
+	struct vm_area_struct *vma;
+	VMA_ITERATOR(vmi, mm, 0);
+	char *path;
+
+	for_each_vma(vmi, vma) {
+		if (!(vma->vm_flags & VM_EXEC))
+			continue;
+		if (!vma->vm_file) {
+			if (vma->vm_start != (unsigned long)mm->context.vdso)
+				continue;
+			preempt_disable();
+			trace_mmap(t, vma->vm_start, vma->vm_end - vma->vm_start, 0, vdso,
+				   sizeof(vdso) - 1);
+			preempt_enable();
+			continue;
+		}
+		path = d_path(&vma->vm_file->f_path, buf, VPERF_MMAP_NAME_MAX);
+		if (IS_ERR(path) || !*path)
+			continue;
+		preempt_disable();
+		trace_mmap(t, vma->vm_start, vma->vm_end - vma->vm_start,
+			   (u64)vma->vm_pgoff << PAGE_SHIFT, path, strlen(path));
+		preempt_enable();
+	}
+}
+
+/*
  * The executable file mappings current has now (preemption off): after its EXEC record, the
  * new program's.  The mapping lock only if free: exec has just let it go, and a probe must
  * not sleep.
  */
 static void trace_current_mmaps(void)
 {
-	char *buf = *this_cpu_ptr(&trace_path_buf), *path;
 	struct mm_struct *mm = current->mm;
-	struct vm_area_struct *vma;
 
 	if (!mm || !mmap_read_trylock(mm))
 		return;
-	{
-		VMA_ITERATOR(vmi, mm, 0);
-
-		for_each_vma(vmi, vma) {
-			if (!vma->vm_file || !(vma->vm_flags & VM_EXEC))
-				continue;
-			path = d_path(&vma->vm_file->f_path, buf, VPERF_MMAP_NAME_MAX);
-			if (IS_ERR(path) || !*path)
-				continue;
-			trace_mmap(current, vma->vm_start, vma->vm_end - vma->vm_start,
-				   (u64)vma->vm_pgoff << PAGE_SHIFT, path, strlen(path));
-		}
-	}
+	trace_mm_mmaps(current, mm, *this_cpu_ptr(&trace_path_buf));
 	mmap_read_unlock(mm);
+}
+
+/* A sampler starting on task (process context): its mappings so far, as perf synthesizes them. */
+static void trace_task_mmaps(struct task_struct *task)
+{
+	struct mm_struct *mm = get_task_mm(task);
+	char *buf;
+
+	if (!mm)
+		return;		/* a kernel thread, or exiting */
+	buf = kmalloc(VPERF_MMAP_NAME_MAX, GFP_KERNEL);
+	if (buf && !mmap_read_lock_killable(mm)) {
+		trace_mm_mmaps(task, mm, buf);
+		mmap_read_unlock(mm);
+	}
+	kfree(buf);
+	mmput(mm);
 }
 #define VPERF_TP_VMA_STORE	probe_vma_store
 #else
 #define VPERF_TP_VMA_STORE	NULL
 static void trace_current_mmaps(void)
+{
+}
+
+static void trace_task_mmaps(struct task_struct *task)
 {
 }
 #endif
@@ -873,6 +914,8 @@ long vperf_ioctl_trace_sample(struct file *file, const void __user *uarg)
 	ts->ev = ev;
 	list_add(&ts->node, &trace_samplers);
 	mutex_unlock(&trace_samplers_mutex);
+	if (vperf_dev.features & VPERF_FEAT_TRACE_MMAP)
+		trace_task_mmaps(task);	/* what it mapped before: its later mmaps follow */
 	put_task_struct(task);
 	return 0;
 

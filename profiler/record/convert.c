@@ -874,7 +874,7 @@ static void gsym_mark(struct gsym *s, size_t nr, uint64_t ip, uint64_t slide, ui
  * kallsyms) placed where the guest's MMAP record of its kernel text says: c->gsyms, their
  * used flags set.  Nothing found is not an error: the stats' note says why.  0 or -ENOMEM.
  */
-static int find_guest_ksyms(struct conv *c, const char *path)
+static int find_guest_ksyms(struct conv *c, const char *path, const char *as)
 {
 	struct vperf_convert_stats *st = c->st;
 	const struct vperf_trace_mmap *kt = NULL;
@@ -907,7 +907,7 @@ static int find_guest_ksyms(struct conv *c, const char *path)
 	if (err == -ENOMEM)
 		return err;
 	if (err || !have_ref || !ref) {
-		snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note), "none: %s: %s", path,
+		snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note), "none: %s: %s", as,
 			 err ? strerror(-err) : !have_ref ? "it does not name the guest's reference symbol" :
 			 "its addresses are 0 (a kallsyms read without the right to see them)");
 		return 0;
@@ -931,7 +931,7 @@ static int find_guest_ksyms(struct conv *c, const char *path)
 		st->guest_ksyms += c->gsyms[i].used;
 	snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note),
 		 "%" PRIu64 " symbols the guest's samples hit, from %s (%s at %#" PRIx64 ": the kernel "
-		 "moved by %#" PRIx64 ")", st->guest_ksyms, path, ref_name, (uint64_t)kt->start,
+		 "moved by %#" PRIx64 ")", st->guest_ksyms, as, ref_name, (uint64_t)kt->start,
 		 c->gslide);
 	return 0;
 }
@@ -1020,9 +1020,14 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 #endif
 	c->st->host_events_missing = !c->st->host_events;
 	qsort(c->ev, c->nr_ev, sizeof(*c->ev), cmp_cev);
-	err = find_guest_ksyms(c, opts && opts->size >= offsetof(struct vperf_convert_opts,
-								 guest_kallsyms) + sizeof(char *) ?
-				  opts->guest_kallsyms : NULL);
+	{
+		bool has = opts && opts->size >= offsetof(struct vperf_convert_opts, guest_kallsyms_as) +
+						   sizeof(char *);
+		const char *path = has ? opts->guest_kallsyms : NULL;
+
+		err = find_guest_ksyms(c, path, has && opts->guest_kallsyms_as ?
+					       opts->guest_kallsyms_as : path);
+	}
 	if (err) {
 		err = fail(c, err, "reading the guest kernel's symbols: %s", strerror(-err));
 		goto out;

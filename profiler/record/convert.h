@@ -49,6 +49,7 @@ struct vperf_convert_opts {
 	 * samples hit are written as kernel_symbol events.
 	 */
 	const char *guest_kallsyms;
+	const char *guest_kallsyms_as;	/* its name in the recording's notes (NULL: as given) */
 };
 
 /*
