@@ -17,6 +17,13 @@
  *   sched_process_exit  comm tid prio
  *   kvm_x86_entry       vcpu_id                      (host)
  *   kvm_x86_exit        exit_reason vcpu_id          (host)
+ *   vmsync_gh_guest     cnt vm_uid                   (guest)
+ *   vmsync_gh_host      cnt vm_uid                   (host)
+ * The vmsync pair is lttng-modules' VM synchronization addon's (a message from the guest to the
+ * host, numbered): Trace Compass's virtual machine analysis ties a guest trace to its host's
+ * vCPU threads by them.  vperf's are its TRACE_FLUSH hypercalls: the guest's event when it
+ * asked (on that vCPU), the host's when the VMM handled it (on the host CPU running that
+ * vCPU's thread then); vm_uid is the VMM's pid.
  * vperf records no priorities: the prio fields, which Trace Compass's handlers read, hold
  * VPERF_LTTNG_NO_PRIO.  Our writer puts each string's length before it (a field NAME_len):
  * readers that look fields up by name do not see it.  Lost events go to the packets'
@@ -38,6 +45,7 @@
 #define STR(n)	{ n, VPERF_CTF_TYPE_STRING, 0, NULL, 0 }
 #define U32(n)	{ n, VPERF_CTF_TYPE_U32, 0, NULL, 0 }
 #define S64(n)	{ n, VPERF_CTF_TYPE_S64, 0, NULL, 0 }
+#define U64(n)	{ n, VPERF_CTF_TYPE_U64, 0, NULL, 0 }
 
 static const struct vperf_ctf_field_desc f_switch[] = {
 	STR("prev_comm"), U32("prev_tid"), S64("prev_prio"), S64("prev_state"),
@@ -54,8 +62,10 @@ static const struct vperf_ctf_field_desc f_exec[] = { STR("filename"), U32("tid"
 static const struct vperf_ctf_field_desc f_exit[] = { STR("comm"), U32("tid"), S64("prio") };
 static const struct vperf_ctf_field_desc f_kvm_entry[] = { U32("vcpu_id") };
 static const struct vperf_ctf_field_desc f_kvm_exit[] = { U32("exit_reason"), U32("vcpu_id") };
+static const struct vperf_ctf_field_desc f_vmsync[] = { U32("cnt"), U64("vm_uid") };
 
-enum { C_SWITCH, C_WAKEUP, C_FORK, C_EXEC, C_EXIT, C_KVM_ENTRY, C_KVM_EXIT, NR_C };
+enum { C_SWITCH, C_WAKEUP, C_FORK, C_EXEC, C_EXIT, C_KVM_ENTRY, C_KVM_EXIT, C_GH_GUEST,
+       C_GH_HOST, NR_C };
 
 #define CLASS(name, f) { name, f, sizeof(f) / sizeof(f[0]) }
 static const struct vperf_ctf_class_desc classes[NR_C] = {
@@ -66,7 +76,12 @@ static const struct vperf_ctf_class_desc classes[NR_C] = {
 	[C_EXIT] = CLASS("sched_process_exit", f_exit),
 	[C_KVM_ENTRY] = CLASS("kvm_x86_entry", f_kvm_entry),
 	[C_KVM_EXIT] = CLASS("kvm_x86_exit", f_kvm_exit),
+	[C_GH_GUEST] = CLASS("vmsync_gh_guest", f_vmsync),
+	[C_GH_HOST] = CLASS("vmsync_gh_host", f_vmsync),
 };
+
+/* vCPUs whose threads the export follows (vmsync_gh_host's CPU) */
+#define MAX_VCPUS	256
 
 /* Events between flushes: bounds the writer's memory. */
 #define FLUSH_EVERY	65536
@@ -80,6 +95,9 @@ struct lttng {
 	struct vperf_report *r;
 	struct machine m[2];		/* host, guest */
 	char (*name)[16];		/* per thread: its name at the event being written */
+	int32_t *running;		/* per host CPU: the thread on it now (-1: not known) */
+	int32_t vcpu_thread[MAX_VCPUS];	/* each vCPU's thread, as kvm_entry/kvm_exit name it */
+	int64_t vcpu_cpu[MAX_VCPUS];	/* the host CPU of its last kvm_entry/kvm_exit (-1) */
 	char *why;
 	size_t why_len;
 };
@@ -129,6 +147,33 @@ static void follow_names(struct lttng *x, const struct vperf_report_tlev *e)
 	default:
 		break;
 	}
+}
+
+/* The host's CPUs' threads and the vCPUs' threads, in time order (for vmsync_gh_host). */
+static void follow_cpus(struct lttng *x, const struct vperf_report_tlev *e)
+{
+	bool host = e->layer == VPERF_CTF_HOST_KERNEL;
+
+	if (!host)
+		return;
+	if (e->kind == VPERF_REPORT_EV_SCHED_SWITCH && e->cpu < x->r->nr_cpus)
+		x->running[e->cpu] = e->other;
+	if ((e->kind == VPERF_REPORT_EV_KVM_ENTRY || e->kind == VPERF_REPORT_EV_KVM_EXIT) &&
+	    e->arg2 < MAX_VCPUS && e->thread >= 0) {
+		x->vcpu_thread[e->arg2] = e->thread;
+		x->vcpu_cpu[e->arg2] = e->cpu;
+	}
+}
+
+/* The host CPU running vCPU v's thread now: by the host's sched_switch, else its last KVM event. */
+static int64_t cpu_of_vcpu(const struct lttng *x, uint32_t v)
+{
+	if (v >= MAX_VCPUS || x->vcpu_thread[v] < 0)
+		return -1;
+	for (uint32_t c = 0; c < x->r->nr_cpus; c++)
+		if (x->running[c] == x->vcpu_thread[v])
+			return c;
+	return x->vcpu_cpu[v];
 }
 
 static uint32_t tid_of(const struct vperf_report *r, int32_t t)
@@ -309,6 +354,22 @@ static int put_event(struct lttng *x, const struct vperf_report_tlev *e)
 
 		return emit(x, e, C_KVM_EXIT, v, 2);
 	}
+	case VPERF_REPORT_EV_FLUSH: {
+		struct vperf_ctf_value v[] = { VPERF_CTF_U32((uint32_t)e->arg),
+					       VPERF_CTF_U64(r->vmm_pid ? r->vmm_pid : 1) };
+		struct vperf_report_tlev h;
+		int64_t cpu;
+
+		if (!e->arg2)	/* the guest asked: on its vCPU's stream */
+			return emit(x, e, C_GH_GUEST, v, 2);
+		cpu = cpu_of_vcpu(x, e->cpu);
+		if (cpu < 0)
+			return 0;	/* no host event named the vCPU's thread yet */
+		h = *e;
+		h.layer = VPERF_CTF_HOST_KERNEL;
+		h.cpu = (uint32_t)cpu;
+		return emit(x, &h, C_GH_HOST, v, 2);
+	}
 	case VPERF_REPORT_EV_LOST:
 		return lost(x, e);
 	default:
@@ -331,15 +392,24 @@ int vperf_export_lttng(struct vperf_report *r, const char *dir, char *why, size_
 	if (!err && guest)
 		err = open_machine(&x, 1, dir);
 	x.name = calloc(r->nr_threads ? r->nr_threads : 1, sizeof(*x.name));
-	if (!x.name && !err) {
+	x.running = malloc((r->nr_cpus ? r->nr_cpus : 1) * sizeof(*x.running));
+	for (uint32_t c = 0; x.running && c < r->nr_cpus; c++)
+		x.running[c] = -1;
+	for (int v = 0; v < MAX_VCPUS; v++) {
+		x.vcpu_thread[v] = -1;
+		x.vcpu_cpu[v] = -1;
+	}
+	if ((!x.name || !x.running) && !err) {
 		snprintf(why, why_len, "out of memory");
 		err = -ENOMEM;
 	}
 	for (size_t i = 0; !err && i < r->nr_tlevs; i++) {
 		follow_names(&x, &r->tlevs[i]);
+		follow_cpus(&x, &r->tlevs[i]);
 		err = put_event(&x, &r->tlevs[i]);
 	}
 	free(x.name);
+	free(x.running);
 	for (int i = 0; i < 2; i++) {
 		int e2 = x.m[i].ctf ? vperf_ctf__flush(x.m[i].ctf) : 0;
 

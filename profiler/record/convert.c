@@ -39,7 +39,7 @@
 enum {
 	EV_SCHED_SWITCH, EV_SCHED_WAKEUP, EV_IRQ_ENTRY, EV_PROCESS_FORK, EV_PROCESS_EXEC,
 	EV_PROCESS_EXIT, EV_SAMPLE, EV_MARKER, EV_VMM_EXIT, EV_KVM_ENTRY, EV_KVM_EXIT,
-	EV_KVM_INJ_VIRQ, EV_RING_INVALID, EV_MMAP, EV_KSYM, NR_EV
+	EV_KVM_INJ_VIRQ, EV_RING_INVALID, EV_MMAP, EV_KSYM, EV_FLUSH, NR_EV
 };
 
 #define F(n, t)		{ .name = (n), .type = VPERF_CTF_TYPE_##t }
@@ -52,6 +52,8 @@ static const char *const irq_kinds[] = { "other", "timer", "reschedule", "call_f
 static const char *const mark_kinds[] = { "begin", "end", "instant" };
 /* a guest sample's counts: the thread's vperf counts, or a guest perf event's period */
 static const char *const sample_counts[] = { "thread_counts", "period" };
+/* a TRACE_FLUSH's two sides: the guest asked (its time), the VMM handled it (the host's) */
+static const char *const flush_sides[] = { "guest", "host" };
 /* KVM_EXIT_* (linux/kvm.h) names; the number is kept whole beside it, named or not */
 static const char *const kvm_exits[] = {
 	"unknown", "exception", "io", "hypercall", "debug", "hlt", "mmio", "irq_window_open",
@@ -111,6 +113,9 @@ static const struct vperf_ctf_field_desc f_mmap[] = {
 static const struct vperf_ctf_field_desc f_ksym[] = {
 	FX("addr", U64), FX("size", U64), F("name", STRING), F("module", STRING),
 };
+static const struct vperf_ctf_field_desc f_flush[] = {
+	F("vcpu", U32), F("seq", U64), FL("side", U8, flush_sides),
+};
 static const struct vperf_ctf_field_desc f_invalid[] = {
 	F("bytes", U64), F("drains", U64), F("bad_headers", U64),
 };
@@ -131,6 +136,7 @@ static const struct vperf_ctf_class_desc classes[NR_EV] = {
 	[EV_RING_INVALID] = C("guest_ring_invalid", f_invalid),
 	[EV_MMAP] = C("mmap", f_mmap),
 	[EV_KSYM] = C("kernel_symbol", f_ksym),
+	[EV_FLUSH] = C("trace_flush", f_flush),
 };
 #undef F
 #undef FX
@@ -139,13 +145,13 @@ static const struct vperf_ctf_class_desc classes[NR_EV] = {
 
 /* ---- the events, before sorting ---- */
 
-enum src { SRC_GUEST, SRC_EXIT, SRC_HOST, SRC_LOST, SRC_INVALID };
+enum src { SRC_GUEST, SRC_EXIT, SRC_HOST, SRC_LOST, SRC_INVALID, SRC_FLUSH };
 
 struct cev {
 	uint64_t ns;			/* host TSC in ns */
 	const void *p;			/* the record in the mapped file, or the host event */
-	uint64_t count;			/* SRC_LOST, SRC_INVALID: how many */
-	uint64_t count2;		/* SRC_INVALID: drains */
+	uint64_t count;			/* SRC_LOST, SRC_INVALID: how many; SRC_FLUSH: its number */
+	uint64_t count2;		/* SRC_INVALID: drains; SRC_FLUSH: its side (flush_sides) */
 	uint64_t count3;		/* SRC_INVALID: drains refused for a bad ring header */
 	uint32_t cpu;
 	uint8_t layer;			/* enum vperf_ctf_layer */
@@ -184,6 +190,7 @@ struct conv {
 	struct gsym *gsyms;		/* the guest kernel's text symbols, sorted */
 	size_t nr_gsyms;
 	uint64_t gslide, gtext_end;	/* where they run: + gslide; map addresses below gtext_end */
+	uint64_t nr_flushes;		/* TRACE_FLUSH samples seen (their numbers) */
 #ifdef VPERF_RECORD_HOSTEVENTS
 	struct vperf_hostev_reader *host;
 	struct vperf_hostev *hostev;
@@ -361,6 +368,22 @@ static int event_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 			c->st->vmm_exits++;
 		}
 		return 0;
+	case VPERF_RAWREC_TSC_SAMPLE: {
+		/* a TRACE_FLUSH: the guest's time when it asked, the host's when the VMM handled it */
+		const struct vperf_rawrec_tsc_sample *s = (const void *)p;
+		uint64_t seq = c->nr_flushes++;
+
+		if (n >= c->h->nr_vcpus || ch->size != sizeof(*s) || !c->offset_how[n])
+			return 0;	/* the clock pass said why (guest_unmapped) or ignored it */
+		err = push(c, (struct cev){ .ns = tsc_ns(c, s->guest_tsc - (uint64_t)c->offset[n]),
+					    .count = seq, .count2 = 0, .cpu = n, .src = SRC_FLUSH,
+					    .layer = VPERF_CTF_GUEST_KERNEL });
+		if (!err)
+			err = push(c, (struct cev){ .ns = tsc_ns(c, s->host_tsc), .count = seq,
+						    .count2 = 1, .cpu = n, .src = SRC_FLUSH,
+						    .layer = VPERF_CTF_VMM });
+		return err;
+	}
 	case VPERF_RAWREC_EXITS_LOST:
 	case VPERF_RAWREC_GUEST_LOST: {
 		bool vmm = ch->type == VPERF_RAWREC_EXITS_LOST;
@@ -673,6 +696,12 @@ static int emit_one(struct conv *c, struct vperf_ctf *ctf, const struct cev *e)
 	}
 	case SRC_LOST:
 		return vperf_ctf__lost(s, e->ns, e->count);
+	case SRC_FLUSH: {
+		struct vperf_ctf_value v[] = { VPERF_CTF_U32(e->cpu), VPERF_CTF_U64(e->count),
+					       VPERF_CTF_U8((uint8_t)e->count2) };
+
+		return vperf_ctf__emit(s, EV_FLUSH, e->ns, v, 3);
+	}
 	case SRC_INVALID: {
 		struct vperf_ctf_value v[] = { VPERF_CTF_U64(e->count), VPERF_CTF_U64(e->count2),
 					       VPERF_CTF_U64(e->count3) };

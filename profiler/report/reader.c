@@ -29,7 +29,7 @@ const char *const vperf_report_count_names[3] = {
 
 const char *const vperf_report_ev_names[VPERF_REPORT_NR_EV_KINDS] = {
 	"switch_in", "switch_out", "sched_switch", "wakeup", "fork", "exec", "exit", "lost",
-	"marker", "vmm_exit", "irq", "kvm_exit", "kvm_entry",
+	"marker", "vmm_exit", "irq", "kvm_exit", "kvm_entry", "trace_flush",
 };
 
 #define LAYER_GUEST_KERNEL	2
@@ -215,6 +215,9 @@ static void read_env(struct sink *k, const bt_event *ev)
 	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "guest_kernel_symbols");
 	if (v && bt_value_is_string(v))
 		k->r->gksyms_note = strdup(bt_value_string_get(v));
+	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "vmm_pid");
+	if (v && bt_value_is_string(v))
+		k->r->vmm_pid = strtoull(bt_value_string_get(v), NULL, 10);
 	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "vm_name");
 	if (v && bt_value_is_string(v))
 		k->r->vm_name = strdup(bt_value_string_get(v));
@@ -584,6 +587,14 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 		e->arg = u64_of(member(p, "vector"));
 		e->arg2 = u64_of(member(p, "kind"));
 		e->other = member(p, "irq") ? (int32_t)(int64_t)u64_of(member(p, "irq")) : -1;
+		return 0;
+	} else if (!strcmp(name, "trace_flush")) {
+		err = add_tlev(k, VPERF_REPORT_EV_FLUSH, ts, layer,
+			       (uint32_t)u64_of(member(p, "vcpu")), -1, &e);
+		if (err)
+			return err;
+		e->arg = u64_of(member(p, "seq"));
+		e->arg2 = u64_of(member(p, "side"));
 		return 0;
 	} else if (!strcmp(name, "kvm_exit") || !strcmp(name, "kvm_entry")) {
 		kind = !strcmp(name, "kvm_exit") ? VPERF_REPORT_EV_KVM_EXIT : VPERF_REPORT_EV_KVM_ENTRY;

@@ -149,6 +149,8 @@ enum vperf_report_ev_kind {
 	VPERF_REPORT_EV_KVM_EXIT,	/* host kvm_exit: thread the vCPU thread, arg the hardware
 					 * exit reason, arg2 the vCPU */
 	VPERF_REPORT_EV_KVM_ENTRY,	/* host kvm_entry: thread the vCPU thread, arg2 the vCPU */
+	VPERF_REPORT_EV_FLUSH,		/* a TRACE_FLUSH of vCPU cpu: arg its number, arg2 0 the
+					 * guest asked (guest layer), 1 the VMM handled it (vmm) */
 	VPERF_REPORT_NR_EV_KINDS
 };
 
@@ -216,6 +218,7 @@ struct vperf_report {
 	size_t nr_threads;
 	uint64_t first_ts, last_ts;	/* the first and last event of any kind (ns) */
 	char *vm_name;			/* the env's vm_name: a `vperf vm record` recording */
+	uint64_t vmm_pid;		/* the env's vmm_pid (0: none) */
 	char *hostname;			/* the env's hostname, NULL if none */
 	int64_t clock_offset_s;		/* the clock's origin: ts 0 is this many s */
 	uint64_t clock_offset_ns;	/* plus this many ns after it */

@@ -143,6 +143,7 @@ static void without_an_offset_samples_map_and_none_leaves_records_out(void **sta
 	struct tdir *t = *state;
 	struct vperf_rawrec_tsc_sample s1 = { .guest_tsc = 5000, .host_tsc = START_TSC };
 	struct vperf_rawrec_tsc_sample s2 = { .guest_tsc = 9000, .host_tsc = START_TSC + 3000 };
+	const char *first;
 	unsigned char g[256];
 	size_t glen = 0;
 	struct vperf_convert_stats st;
@@ -158,14 +159,26 @@ static void without_an_offset_samples_map_and_none_leaves_records_out(void **sta
 	convert_ok(t, &st);
 	assert_int_equal(st.guest_records, 2);
 	assert_int_equal(st.guest_unmapped, 1);
-	assert_int_equal(st.events, 1);
+	assert_int_equal(st.events, 5);		/* the marker, each TRACE_FLUSH's two sides */
 	read_clean(t->base, t->trace, &r);
 	assert_non_null(strstr(r.out, "name = \"m\""));
 	/* offset = max(5000 - START_TSC, 9000 - (START_TSC + 3000)) = 6000 - START_TSC: the
 	 * marker at guest 10000 is at host START_TSC + 4000, 2 us after the start, which
 	 * babeltrace2 prints as the time of day 1700000000 s + 2 us (22:13:20 UTC) */
-	assert_int_equal(st.duration_ns, 0);
-	assert_true(!strncmp(r.out, "[22:13:20.000002000]", 20));
+	assert_non_null(strstr(r.out, "[22:13:20.000002000] (+0.000000500) vm marker:"));
+	/* each flush: the guest's side at its TSC through that offset (s1: 1000 cycles before the
+	 * host's), the VMM's at the host TSC; s2 defines the offset: both sides at once */
+	assert_true(!strncmp(r.out, "[22:13:19.999999500]", 20));	/* the first event */
+	first = strstr(r.out, "vm trace_flush: { layer = ( \"guest_kernel\" : container = 2 ), "
+			      "cpu_id = 0 }, { vcpu = 0, seq = 0, side = ( \"guest\" : container = 0 ) }");
+	assert_non_null(first);
+	assert_true(first < strchr(r.out, '\n'));
+	assert_non_null(strstr(r.out, "[22:13:20.000000000] (+0.000000500) vm trace_flush: { layer = "
+				      "( \"vmm\" : container = 1 ), cpu_id = 0 }, { vcpu = 0, seq = 0, "
+				      "side = ( \"host\" : container = 1 ) }"));
+	assert_non_null(strstr(r.out, "vcpu = 0, seq = 1, side = ( \"guest\""));
+	assert_non_null(strstr(r.out, "vcpu = 0, seq = 1, side = ( \"host\""));
+	assert_int_equal(st.duration_ns, 2500);
 	bt_run_free(&r);
 }
 

@@ -453,10 +453,20 @@ def ctf_export(d, vperf):
             ("guest_kernel", "sched_switch"): ("guest", "sched_switch"),
             ("guest_kernel", "process_fork"): ("guest", "sched_process_fork")}
     rec = collections.defaultdict(list)
-    for ts, name, _, layer, cpu in events(d):
+    flush = {}                  # seq -> {"guest": ts, "host": ts, "vcpu": n}
+    vcpu_tids = collections.defaultdict(set)
+    for ts, name, p, layer, cpu in events(d):
         if (layer, name) in want:
             rec[want[(layer, name)]].append((ts, cpu))
+        elif name == "trace_flush":
+            f = flush.setdefault(int(field(p, "seq")), {})
+            f["guest" if '"guest"' in field(p, "side") else "host"] = ts
+            f["vcpu"] = int(field(p, "vcpu"))
+        elif name == "kvm_entry" and layer == "host_kernel":
+            vcpu_tids[int(field(p, "vcpu_id"))].add(int(field(p, "tid")))
     got = collections.defaultdict(list)
+    sync = {"guest": {}, "host": {}}    # cnt -> (ts, cpu)
+    running_ok = running_bad = 0
     with tempfile.TemporaryDirectory() as t:
         out = t + "/ctf"
         p = subprocess.run([vperf, "export", "-i", d, "--to", "ctf", "-o", out], capture_output=True, text=True)
@@ -469,15 +479,40 @@ def ctf_export(d, vperf):
             if 'domain = "kernel";' not in meta or "tracer_major = 2;" not in meta:
                 print(f"states: ctf: {machine}/metadata is not an lttng-modules kernel trace's")
                 return False
-            for ts, name, _, _, cpu in events(f"{out}/{machine}"):
+            running = {}
+            for ts, name, p, _, cpu in events(f"{out}/{machine}"):
                 got[(machine, name)].append((ts, cpu))
+                if name == "sched_switch":
+                    running[cpu] = int(field(p, "next_tid"))
+                elif name.startswith("vmsync_gh_"):
+                    cnt = int(field(p, "cnt"))
+                    sync[machine][cnt] = (ts, cpu)
+                    if machine == "host" and cnt in flush:
+                        # the host's side is on the CPU running that vCPU's thread then
+                        if running.get(cpu) in vcpu_tids[flush[cnt].get("vcpu", -1)]:
+                            running_ok += 1
+                        else:
+                            running_bad += 1
     ok = True
     for key in want.values():
         same = rec[key] == got[key]
         ok &= same and len(rec[key]) > 0
         print(f"states: ctf: {key[0]} {key[1]}: {len(rec[key])} in the recording, {len(got[key])} exported"
               f"{'' if same else ', not the same times and CPUs'}")
-    return ok
+    # vmsync_gh pairs (Trace Compass's VM analysis): one per TRACE_FLUSH, at its two sides' times, the guest's
+    # first, the host's on the CPU running the vCPU's thread
+    pairs = [s for s in flush.values() if "guest" in s and "host" in s]
+    g_ok = sum(1 for c, (ts, cpu) in sync["guest"].items() if c in flush and flush[c].get("guest") == ts
+               and flush[c]["vcpu"] == cpu)
+    h_ok = sum(1 for c, (ts, _) in sync["host"].items() if c in flush and flush[c].get("host") == ts)
+    causal = sum(1 for c in sync["host"] if c in sync["guest"] and sync["guest"][c][0] <= sync["host"][c][0])
+    print(f"states: ctf: vmsync_gh: {len(pairs)} TRACE_FLUSH pairs in the recording; exported guest "
+          f"{len(sync['guest'])} ({g_ok} at the guest side's time and vCPU), host {len(sync['host'])} ({h_ok} at the "
+          f"host side's time, {running_ok} on the CPU running that vCPU's thread, {running_bad} not), "
+          f"{causal} with the guest's first")
+    n = len(pairs)
+    return (ok and n > 0 and len(sync["guest"]) == n == g_ok and len(sync["host"]) == n == h_ok == causal and
+            running_ok == n and running_bad == 0)
 
 
 def chrome_nests(d, vperf):
