@@ -25,6 +25,10 @@ const char *vperf_report__guest_file(const struct vperf_report *r, const char *p
 
 	if (path[0] != '/')
 		return NULL;
+	/* the guest names the path: no ".." may climb out of the directory it maps to */
+	for (const char *c = path; (c = strstr(c, "/..")); c += 3)
+		if (c[3] == '/' || c[3] == '\0')
+			return NULL;
 	if (r->guest_root) {
 		int n = snprintf(buf, len, "%s%s", r->guest_root, path);
 

@@ -209,6 +209,12 @@ static void guest_user_and_kernel_frames_are_named_through_mmaps_files_and_syste
 	frame_is(r, 3, NULL, VPERF_REPORT_UNKNOWN);
 	assert_true(r->nr_unmapped == 1);
 
+	/* a guest's path may not climb out of the directory the list maps it to */
+	assert_null(vperf_report__guest_file(r, "/payload/bin/../../etc/passwd", gpath, sizeof(gpath)));
+	assert_null(vperf_report__guest_file(r, "/payload/bin/..", gpath, sizeof(gpath)));
+	assert_non_null(vperf_report__guest_file(r, "/payload/bin/..x", gpath, sizeof(gpath)));
+	assert_null(vperf_report__guest_file(r, "/elsewhere/x", gpath, sizeof(gpath)));
+
 	/* --guest-root: the guest's files under a directory that lacks this one */
 	assert_int_equal(vperf_report__set_guest_root(r, t->base), 0);
 	frame_is(r, 0, NULL, basename(exe));

@@ -32,13 +32,14 @@
 #             sched_switch and process_fork, one for one at the same times and CPUs
 #   states-steal  `vperf report --states` of the steal run: the thread's "preempted on the host" (its whole life,
 #             a thread started for the count) within 5% of its vperf::steal, the hog the preemptor named most
-#   profile   a third recorded run, `vperf vm record -F 1000 -g` of `vperf-record-marks profile 3` (rm_burn in a thread
-#             for 3 s, no sampling of its own): vperf_guest.ko's trace sampler, started on the shell the guest runs
+#   profile   a third recorded run, `vperf vm record -F 2000 -g` of `vperf-record-marks profile 4` (rm_burn in a thread
+#             for 4 s, no sampling of its own): vperf_guest.ko's trace sampler, started on the shell the guest runs
 #             and inherited by the program and its thread, gives that thread's samples the same 3:1 profile and
 #             callers as the sample case, each flagged as a guest perf event's period
 #   report    that profile through `vperf report` (guest user frames named through the guest's mmap records and the
-#             recording's files list, guest kernel frames through the bundled kernel's System.map): the same
-#             rm_hot3 and rm_hot1 counts as the raw ips, >= 90% of the guest kernel samples named; go tool pprof -top
+#             recording's files list, guest kernel frames through the bundled kernel's symbols): the same
+#             rm_hot3 and rm_hot1 counts as the raw ips, their ratio within 10% of the program's measured time
+#             in each (TSC around every call), >= 90% of the guest kernel samples named; go tool pprof -top
 #             on its pprof export the same two counts
 #   kill      a second recorded run, whose recorder (vperf-vmm, writing the raw recording) gets SIGKILL while 2
 #             threads stream markers (through the VM runner's --host-bg, in a wrapper named by VPERF_VM_RUNNER):
@@ -134,11 +135,11 @@ verdict states "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); 
 
 # profile: vm record's own sampling (-F -g: vperf record --into-host wraps the command in the guest)
 PDIR="$WORK/profile"
-(cd "$WORK" && "$VPERF" vm record --timeout 300 -F 1000 -g -o "$PDIR" --add "$MARKS" -- \
-	"vperf-record-marks profile 3") >"$WORK/pout" 2>&1
+(cd "$WORK" && "$VPERF" vm record --timeout 300 -F 2000 -g -o "$PDIR" --add "$MARKS" -- \
+	"vperf-record-marks profile 4") >"$WORK/pout" 2>&1
 pst=$?
 cat "$WORK/pout"
-echo "vm-record: vperf vm record -F 1000 -g exited with status $pst"
+echo "vm-record: vperf vm record -F 2000 -g exited with status $pst"
 read -r _ _ paddr _ ptid < <(grep -a -m1 '^profile: rm_burn' "$WORK/pout" || echo "profile: rm_burn 0 tid 0")
 out=$(python3 "$CHECK" sample "$PDIR" "$MARKS" "${paddr:-0}" "${ptid:-0}" 2>&1)
 ok=0
@@ -146,7 +147,9 @@ ok=0
 verdict profile "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $pst$(stopped "$pst" "$WORK/pout")" "$PDIR"
 # report: the same profile through vperf report's own symbols (the guest's mmap records, the files list, the guest
 # kernel's System.map) and through go tool pprof on the pprof export
-out=$(python3 "$CHECK" report "$PDIR" "$VPERF" "$MARKS" "${paddr:-0}" "${ptid:-0}" 2>&1)
+read -r _ _ _ m3 _ m1 _ < <(grep -a -m1 '^profile: measured' "$WORK/pout" || echo "profile: measured rm_hot3 0 rm_hot1 0 x")
+ratio=$(awk -v a="${m3:-0}" -v b="${m1:-0}" 'BEGIN { printf "%.6f", (b > 0 ? a / b : 0) }')
+out=$(python3 "$CHECK" report "$PDIR" "$VPERF" "$MARKS" "${paddr:-0}" "${ptid:-0}" "$ratio" 2>&1)
 ok=0
 [ "$pst" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
 verdict report "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $pst" "$PDIR"
