@@ -41,6 +41,9 @@
 #             rm_hot3 and rm_hot1 counts as the raw ips, their ratio within 10% of the program's measured time
 #             in each (TSC around every call), >= 90% of the guest kernel samples named; go tool pprof -top
 #             on its pprof export the same two counts
+#   demo      a fourth recorded run, `vperf vm record -F 1000 -g -- vperf-demo`, through every reader: vperf report
+#             (stdio, CSV, JSON; guest kernel and user frames named), --states, vperf timeline and the flame graph
+#             rendered by headless Chromium, the chrome, folded, pprof (go tool pprof) and ctf (babeltrace2) exports
 #   kill      a second recorded run, whose recorder (vperf-vmm, writing the raw recording) gets SIGKILL while 2
 #             threads stream markers (through the VM runner's --host-bg, in a wrapper named by VPERF_VM_RUNNER):
 #             `vperf vm record` still brings the recording back and converts it up to its last whole chunk, and
@@ -153,6 +156,17 @@ out=$(python3 "$CHECK" report "$PDIR" "$VPERF" "$MARKS" "${paddr:-0}" "${ptid:-0
 ok=0
 [ "$pst" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
 verdict report "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $pst" "$PDIR"
+
+# demo: the bundled demo recorded and read by every reader (issue 11's "one recording of the bundled demo")
+DDIR="$WORK/demo"
+(cd "$WORK" && "$VPERF" vm record --timeout 300 -F 1000 -g -o "$DDIR" -- vperf-demo) >"$WORK/dout" 2>&1
+dst=$?
+tail -5 "$WORK/dout"
+echo "vm-record: vperf vm record -F 1000 -g -- vperf-demo exited with status $dst"
+out=$(python3 "$CHECK" demo "$DDIR" "$VPERF" 2>&1)
+ok=0
+[ "$dst" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
+verdict demo "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $dst$(stopped "$dst" "$WORK/dout")" "$DDIR"
 
 # kill: the recorder SIGKILLed mid-run. The wrapper adds --host-bg to the runner vperf would use: where vperf-vmm runs
 # (L1 when nested), 25 s after it started, kill -9 it, while the guest's 2 threads stream markers for 120 s.

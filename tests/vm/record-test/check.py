@@ -31,6 +31,12 @@
                                         10% of RATIO (the program's measured rm_hot3:rm_hot1 time), >= 90%
                                         of the guest_kernel samples are named, no warning; `go tool pprof -top` on
                                         VPERF's pprof export gives the same two counts (skipped without go)
+  check.py demo DIR VPERF               a `vm record -F -g` recording of vperf-demo through every reader: report (stdio,
+                                        CSV, JSON; >= 90% of the guest kernel samples named, >= 90% of the guest
+                                        user ones in a known object, vperf-demo's all named), --states rows tiling
+                                        each demo thread's wall time, timeline and
+                                        flame SVGs rendered by headless Chromium, chrome JSON, folded and go tool
+                                        pprof -top holding the report's samples, ctf read by babeltrace2
   check.py prefix DIR THREADS MIN       a recording cut short (its recorder killed): babeltrace2 reads it with
                                         exit 0, and each thread's "s" markers are 0, 1, ... k-1 (no gap, no
                                         duplicate, in order), from 1..THREADS threads, at least MIN in all
@@ -598,6 +604,121 @@ def states_steal(d, vperf, pct):
     return abs(err) <= pct and who.startswith("sh:")
 
 
+def demo(d, vperf):
+    """A `vm record -F -g` recording of the bundled demo through every reader: vperf report (stdio, CSV, JSON)
+    names the guest kernel's frames and the demo's own function, --states gives each demo thread rows that tile
+    its wall time, vperf timeline's SVG and the flame graph render in headless Chromium (skipped without it), the
+    chrome export parses as JSON, the folded stacks and `go tool pprof -top` (skipped without go) hold the report's
+    samples, and babeltrace2 reads both traces of the ctf export without a word on stderr."""
+    import csv
+    import io
+    import json
+    import os
+    import shutil
+    import tempfile
+    import xml.etree.ElementTree as ET
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "integration"))
+    from harness import png_pixels
+
+    def run(*a):
+        return subprocess.run([vperf, *a], capture_output=True, text=True, timeout=600)
+    ok = True
+
+    def need(cond, what):
+        nonlocal ok
+        print(f"demo: {'ok' if cond else 'FAILED'}: {what}")
+        ok &= bool(cond)
+    r = run("report", "-i", d)
+    need(r.returncode == 0 and "# Samples:" in r.stdout and not r.stderr, f"vperf report (exit {r.returncode}, "
+         f"stderr {r.stderr.strip()[:200]!r})")
+    r = run("report", "-i", d, "-x", ",", "--sort", "comm,layer,dso,symbol")
+    rows = list(csv.DictReader(io.StringIO(r.stdout))) if r.returncode == 0 else []
+    total = sum(int(x["samples"]) for x in rows)
+    kern = [x for x in rows if x["layer"] == "guest_kernel"]
+    kn = sum(int(x["samples"]) for x in kern)
+    named = sum(int(x["samples"]) for x in kern if not x["symbol"].startswith("[unknown"))
+    user = [x for x in rows if x["layer"] == "guest_user"]
+    un = sum(int(x["samples"]) for x in user)
+    known = sum(int(x["samples"]) for x in user if x["dso"] != "[unknown]")
+    demo_rows = [x for x in user if x["dso"] == "vperf-demo"]
+    need(total > 0 and kn > 0 and named >= 0.9 * kn, f"report -x: {total} samples, guest_kernel {kn}, "
+         f"{named} of them named")
+    need(un > 0 and known >= 0.9 * un, f"report -x: guest_user {un} samples, {known} of them in a known object "
+         f"(the guest's mmap records)")
+    need(all(not x["symbol"].startswith("[unknown") for x in demo_rows),
+         f"report -x: every vperf-demo frame named ({', '.join(x['symbol'] + ' ' + x['samples'] for x in demo_rows)})")
+    r = run("report", "-i", d, "-j")
+    try:
+        j = json.loads(r.stdout)
+        need(j["samples"] == total, f"report -j parses, {j['samples']} samples")
+    except (ValueError, KeyError) as e:
+        need(False, f"report -j: {e}")
+    r = run("report", "--states", "-i", d, "-x", ",")
+    st = list(csv.DictReader(io.StringIO(r.stdout))) if r.returncode == 0 else []
+    for name in ("demo-3x", "demo-2x", "demo-1x"):
+        mine = [x for x in st if x["table"] == "thread" and x["comm"] == name]
+        wall = int(mine[0]["wall_ns"]) if mine else 0
+        ns = sum(int(x["ns"]) for x in mine)
+        need(mine and abs(ns - wall) <= len(mine), f"--states: {name}: {len(mine)} rows, {ns} of {wall} ns")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    go = shutil.which("go") or ("/usr/lib/go/bin/go" if os.path.exists("/usr/lib/go/bin/go") else None)
+    with tempfile.TemporaryDirectory() as t:
+        def render(svg, w, h):
+            if not chromium:
+                print(f"demo: SKIP rendering {os.path.basename(svg)}: chromium is not installed")
+                return
+            png = svg + ".png"
+            p = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                "--disable-background-networking", "--user-data-dir=" + t + "/chr",
+                                "--screenshot=" + png, f"--window-size={w},{h}", "file://" + svg],
+                               capture_output=True, text=True, timeout=300)
+            pw, ph, px = png_pixels(png) if p.returncode == 0 and os.path.exists(png) else (0, 0, [])
+            colours = {c for row in px[::7] for c in row[::7]}
+            need(pw == w and ph == h and len(colours) > 10, f"chromium renders {os.path.basename(svg)}: "
+                 f"{pw}x{ph} px, {len(colours)} colours (sampled)")
+        svg = t + "/timeline.svg"
+        r = run("timeline", "-i", d, "-o", svg)
+        need(r.returncode == 0 and ET.parse(svg).getroot().tag.endswith("svg"), f"vperf timeline (exit "
+             f"{r.returncode}): an SVG document")
+        render(svg, 1600, 900)
+        r = run("report", "-i", d, "--flame", "-o", t + "/flame.svg")
+        need(r.returncode == 0 and ET.parse(t + "/flame.svg").getroot().tag.endswith("svg"),
+             f"vperf report --flame (exit {r.returncode}): an SVG document")
+        render(t + "/flame.svg", 1200, 600)
+        r = run("export", "-i", d, "--to", "chrome", "-o", t + "/c.json")
+        try:
+            with open(t + "/c.json") as f:
+                ev = json.load(f)["traceEvents"]
+            need(r.returncode == 0 and len(ev) > 0, f"chrome export: JSON, {len(ev)} trace events")
+        except (ValueError, KeyError, OSError) as e:
+            need(False, f"chrome export: {e}")
+        r = run("export", "-i", d, "--to", "folded", "-o", t + "/f.txt")
+        folded = 0
+        if r.returncode == 0:
+            with open(t + "/f.txt") as f:
+                folded = sum(int(line.rsplit(" ", 1)[1]) for line in f if line.strip())
+        need(folded == total, f"folded export: {folded} samples (the report's {total})")
+        r = run("export", "-i", d, "--to", "pprof", "-o", t + "/p.pb.gz")
+        need(r.returncode == 0, f"pprof export (exit {r.returncode})")
+        if go:
+            env = dict(os.environ, HOME=t, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", PPROF_TMPDIR=t)
+            p = subprocess.run([go, "tool", "pprof", "-top", "-sample_index=samples", t + "/p.pb.gz"],
+                               capture_output=True, text=True, env=env, cwd=t, timeout=300)
+            m = re.search(r"of (\d+) total", p.stdout)
+            need(p.returncode == 0 and m and int(m.group(1)) == total, f"go tool pprof -top (exit "
+                 f"{p.returncode}): {m.group(1) if m else '?'} samples in all")
+        else:
+            print("demo: SKIP go tool pprof: `go` is not installed (Debian golang-go)")
+        r = run("export", "-i", d, "--to", "ctf", "-o", t + "/ctf")
+        for m in ("host", "guest"):
+            p = subprocess.run(["babeltrace2", f"{t}/ctf/{m}"], capture_output=True, text=True, timeout=600)
+            n = p.stdout.count("\n")
+            need(r.returncode == 0 and p.returncode == 0 and not p.stderr and n > 0,
+                 f"ctf export: babeltrace2 reads {m}/ (exit {p.returncode}, {n} events, stderr "
+                 f"{p.stderr.strip()[:200]!r})")
+    return ok
+
+
 def main():
     if len(sys.argv) == 11 and sys.argv[1] == "states":
         a = sys.argv
@@ -611,6 +732,10 @@ def main():
     if len(sys.argv) in (5, 6) and sys.argv[1] == "sample":
         ok = sample(sys.argv[2], sys.argv[3], int(sys.argv[4], 0),
                     int(sys.argv[5]) if len(sys.argv) == 6 else 0)
+        print("PASS" if ok else "FAIL")
+        return 0 if ok else 1
+    if len(sys.argv) == 4 and sys.argv[1] == "demo":
+        ok = demo(sys.argv[2], sys.argv[3])
         print("PASS" if ok else "FAIL")
         return 0 if ok else 1
     if len(sys.argv) == 8 and sys.argv[1] == "report":

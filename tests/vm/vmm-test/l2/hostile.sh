@@ -14,9 +14,10 @@ check() { # check WHAT EXPECTED ARGS...
 		fails=$((fails + 1))
 	fi
 }
-# features: counters, overflow, trace, doorbell, overflow NMIs, version-2 trace rings, the event list (0xf7), plus hardware events (0xff) where the host has a PMU
+# features: counters, overflow, trace, doorbell, overflow NMIs, version-2 trace rings, the event list, MMAP trace
+# records (0x1f7), plus hardware events (0x1ff) where the host has a PMU
 case "$(vperf-call version)" in
-"version 1 features 0xf7" | "version 1 features 0xff") echo "hostile: ok   version" ;;
+"version 1 features 0x1f7" | "version 1 features 0x1ff") echo "hostile: ok   version" ;;
 *) echo "hostile: FAIL version: got '$(vperf-call version)'"; fails=$((fails + 1)) ;;
 esac
 check "snapshot without a registered page" -9 raw 5 0x1000
