@@ -25,6 +25,7 @@
  * no exit changes guest RAM outside the pages and ring tails the guest registered and the
  * descriptor a successful EVENT_INFO filled.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,9 +127,22 @@ static void check_ram(const struct vm *vm, const uint8_t *before, uint64_t (*r)[
 			abort();	/* the device holds a page that is not RAM */
 		memcpy(copy + off, before + off, r[i][1]);
 	}
-	if (memcmp(copy, before, FV_RAM_SIZE))
-		abort();	/* a write outside what the guest registered */
-	free(copy);
+	if (!memcmp(copy, before, FV_RAM_SIZE)) {
+		free(copy);
+		return;
+	}
+	/* a write outside what the guest registered: say where, for whoever replays it */
+	for (size_t i = 0; i < FV_RAM_SIZE; i++) {
+		if (copy[i] == before[i])
+			continue;
+		fprintf(stderr, "fuzz-vmm-exits: RAM offset %#zx changed (%#x -> %#x) outside the %u "
+			"regions the guest registered\n", i, before[i], copy[i], n);
+		for (unsigned int k = 0; k < n; k++)
+			fprintf(stderr, "fuzz-vmm-exits:   region %#llx + %llu\n",
+				(unsigned long long)r[k][0], (unsigned long long)r[k][1]);
+		break;
+	}
+	abort();
 }
 
 static void check_devices(const struct vm *vm)
@@ -237,7 +251,8 @@ static void mmio_exit(struct vm *vm, struct vcpu *v, struct fuzz_in *in)
 		abort();
 }
 
-static void other_exit(struct vm *vm, struct vcpu *v, struct fuzz_in *in)
+static void other_exit(struct vm *vm, struct vcpu *v, struct fuzz_in *in, uint64_t (*regions)[2],
+		       unsigned int *nr)
 {
 	static const uint32_t reasons[] = {
 		KVM_EXIT_INTR, KVM_EXIT_IRQ_WINDOW_OPEN, KVM_EXIT_SYSTEM_EVENT,
@@ -264,7 +279,13 @@ static void other_exit(struct vm *vm, struct vcpu *v, struct fuzz_in *in)
 		break;
 	}
 	ret = vcpu__dispatch_exit(v);
-	/* (a raw IO or MMIO reason replays the last such exit's fields) */
+	/* (a raw IO or MMIO reason replays the last such exit's fields: a hypercall again, whose
+	 * EVENT_INFO may fill the descriptor its RCX names, as port_io() allows) */
+	if (reason == KVM_EXIT_IO && run->io.direction == KVM_EXIT_IO_OUT &&
+	    run->io.port == VPERF_DEFAULT_PORT && run->io.size == 4 && run->io.count == 1 &&
+	    run->io.data_offset >= sizeof(*run) && run->io.data_offset <= FV_RUN_SIZE - 4)
+		event_info_writes(get_le32((uint8_t *)run + run->io.data_offset),
+				  (int64_t)run->s.regs.regs.rax, run->s.regs.regs.rcx, regions, nr);
 	if (reason != KVM_EXIT_IO && reason != KVM_EXIT_MMIO &&
 	    (reason == KVM_EXIT_INTR || reason == KVM_EXIT_IRQ_WINDOW_OPEN) != (ret == 0))
 		abort();
@@ -304,7 +325,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			mmio_exit(vm, v, &in);
 			break;
 		case 3:
-			other_exit(vm, v, &in);
+			other_exit(vm, v, &in, regions, &nr);
 			break;
 		case 4: {
 			uint8_t buf[255], n = in_u8(&in);
