@@ -41,6 +41,7 @@
 
 #ifdef VPERF_HAVE_RECORD
 #include "ctf.h"
+#include "ksyms.h"
 #include "perfdec.h"
 #endif
 
@@ -1516,89 +1517,11 @@ static int synth_process(struct recorder *rc, const pid_t *tids, size_t nr_tids,
 	return 0;
 }
 
-struct ksym {
-	uint64_t addr;
-	const char *name, *module;	/* into the kallsyms text */
-};
-
-static int ksym_by_addr(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 static int u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-/* /proc/kallsyms into syms (names pointing into *text), sorted by address: 0 or -errno. */
-static int read_kallsyms(char **text, struct ksym **syms, size_t *nr)
-{
-	size_t len = 0, cap = 0, n = 0, scap = 0;
-	char *buf = NULL, *save = NULL;
-	struct ksym *k = NULL;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	if (!f)
-		return -errno;
-	for (;;) {
-		size_t got;
-
-		if (cap - len < 65536) {
-			char *nb = realloc(buf, cap + (1 << 20));
-
-			if (!nb)
-				goto nomem;
-			buf = nb;
-			cap += 1 << 20;
-		}
-		got = fread(buf + len, 1, cap - len - 1, f);
-		len += got;
-		if (!got)
-			break;
-	}
-	fclose(f);
-	f = NULL;
-	buf[len] = 0;
-	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *sp1 = strchr(l, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL, *tab;
-
-		if (!sp1 || !sp2)
-			continue;
-		if (n == scap) {
-			size_t c = scap ? 2 * scap : 65536;
-			struct ksym *nk = realloc(k, c * sizeof(*nk));
-
-			if (!nk)
-				goto nomem;
-			k = nk;
-			scap = c;
-		}
-		k[n].addr = strtoull(l, NULL, 16);
-		k[n].name = sp2 + 1;
-		k[n].module = "";
-		tab = strchr(sp2 + 1, '\t');
-		if (tab) {
-			*tab = 0;
-			k[n].module = tab + 1;	/* "[kvm]" */
-		}
-		n++;
-	}
-	qsort(k, n, sizeof(*k), ksym_by_addr);
-	*text = buf;
-	*syms = k;
-	*nr = n;
-	return 0;
-nomem:
-	if (f)
-		fclose(f);
-	free(buf);
-	free(k);
-	return -ENOMEM;
 }
 
 /*
@@ -1610,25 +1533,26 @@ nomem:
 static int emit_kernel_symbols(struct recorder *rc)
 {
 	struct vperf_ctf_stream *s;
-	struct ksym *k = NULL;
+	struct vperf_ksyms k;
+	const struct vperf_ksym *last = NULL;
 	uint64_t *ips = NULL;
-	char *text = NULL;
-	size_t nr = 0, n = 0, last = SIZE_MAX;
+	size_t n = 0;
 	int err;
 
 	if (!rc->nr_kips) {
 		snprintf(rc->ksyms_why, sizeof(rc->ksyms_why), "no sample hit the kernel");
 		return 0;
 	}
-	err = read_kallsyms(&text, &k, &nr);
+	err = vperf_ksyms__read(&k, "/proc/kallsyms", VPERF_KSYMS_TEXT_ONLY);
 	if (err) {
+		vperf_ksyms__exit(&k);
 		if (err == -ENOMEM)
 			return err;
 		snprintf(rc->ksyms_why, sizeof(rc->ksyms_why), "cannot read /proc/kallsyms: %s",
 			 strerror(-err));
 		return 0;
 	}
-	if (!nr || !k[nr - 1].addr) {
+	if (!k.nr || !k.sym[k.nr - 1].addr) {
 		snprintf(rc->ksyms_why, sizeof(rc->ksyms_why), "/proc/kallsyms shows no addresses "
 			 "here (kernel.kptr_restrict, or not root)");
 		goto out;
@@ -1643,34 +1567,23 @@ static int emit_kernel_symbols(struct recorder *rc)
 			ips[n++] = rc->kips[i];
 	qsort(ips, n, sizeof(*ips), u64_cmp);
 	for (size_t i = 0; i < n && !err; i++) {
-		size_t lo = 0, hi = nr, next;
+		const struct vperf_ksym *y = vperf_ksyms__find(&k, ips[i]);
 		struct vperf_ctf_value v[4];
 
-		while (lo < hi) {		/* the first symbol above the address */
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (k[mid].addr <= ips[i])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (!lo || lo - 1 == last)
-			continue;	/* below the first symbol, or the symbol already written */
-		last = lo - 1;
-		for (next = lo; next < nr && k[next].addr == k[last].addr; next++)
-			;
-		v[0] = VPERF_CTF_U64(k[last].addr);
-		v[1] = VPERF_CTF_U64(next < nr ? k[next].addr - k[last].addr : 0);
-		v[2] = VPERF_CTF_STR(k[last].name);
-		v[3] = VPERF_CTF_STR(k[last].module);
+		if (!y || y == last)
+			continue;	/* no symbol holds it, or the symbol is written already */
+		last = y;
+		v[0] = VPERF_CTF_U64(y->addr);
+		v[1] = VPERF_CTF_U64(vperf_ksyms__size(&k, y));
+		v[2] = VPERF_CTF_STR(y->name);
+		v[3] = VPERF_CTF_STR(y->module);
 		err = vperf_ctf__emit(s, EV_KERNEL_SYMBOL, rc->last_ts, v, 4);
 		rc->ksyms += !err;
 		rc->events += !err;
 	}
 out:
 	free(ips);
-	free(k);
-	free(text);
+	vperf_ksyms__exit(&k);
 	return err;
 }
 

@@ -28,6 +28,7 @@
 
 #include "convert.h"
 #include "ctf.h"
+#include "ksyms.h"
 #ifdef VPERF_RECORD_HOSTEVENTS
 #include "hostevents.h"
 #endif
@@ -159,12 +160,6 @@ struct cev {
 	uint32_t seq;			/* input order: the sort is stable on it */
 };
 
-struct gsym {
-	uint64_t addr;
-	char *name;
-	bool used;
-};
-
 struct conv {
 	const unsigned char *map;
 	size_t map_len;
@@ -187,9 +182,8 @@ struct conv {
 	size_t meta_len;
 	bool ended;
 	uint64_t min_ns, max_ns;
-	struct gsym *gsyms;		/* the guest kernel's text symbols, sorted */
-	size_t nr_gsyms;
-	uint64_t gslide, gtext_end;	/* where they run: + gslide; map addresses below gtext_end */
+	struct vperf_ksyms gsyms;	/* the guest kernel's text symbols */
+	uint64_t gslide;		/* where they run: map address + gslide */
 	uint64_t nr_flushes;		/* TRACE_FLUSH samples seen (their numbers) */
 #ifdef VPERF_RECORD_HOSTEVENTS
 	struct vperf_hostev_reader *host;
@@ -806,94 +800,13 @@ static size_t meta_env(char *meta, struct vperf_ctf_env *env, size_t max)
 #define KERNEL_START	0xffff800000000000ull	/* x86-64: kernel addresses from here */
 #define CONTEXT_MARKS	0xfffffffffffff001ull	/* perf's PERF_CONTEXT_* callchain marks */
 
-static int gsym_cmp(const void *a, const void *b)
+static void gsym_mark(struct conv *c, uint64_t ip)
 {
-	const struct gsym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/*
- * "ADDR TYPE NAME[\t[MODULE]]" lines (System.map, /proc/kallsyms): the text symbols into
- * *syms (sorted), and the address of ref (any type) into *ref_addr.  0 or -errno.
- */
-static int read_symbol_map(const char *path, const char *ref, struct gsym **syms, size_t *nr,
-			   uint64_t *ref_addr, bool *have_ref, uint64_t *text_end)
-{
-	FILE *f = fopen(path, "r");
-	char line[512], type, name[256];
-	unsigned long long a;
-	size_t cap = 0;
-	int err = 0, end;
-
-	*syms = NULL;
-	*nr = 0;
-	*have_ref = false;
-	*text_end = 0;
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		end = 0;
-		if (sscanf(line, "%llx %c %255s%n", &a, &type, name, &end) != 3 || !end)
-			continue;
-		if (strspn(line + end, " \t\r\n") != strlen(line + end))
-			continue;	/* kallsyms' "[module]" column: not the kernel image's */
-		if (!strcmp(name, ref)) {
-			*ref_addr = a;
-			*have_ref = true;
-		}
-		if (!strcmp(name, "_etext"))
-			*text_end = a;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		if (*nr == cap) {
-			struct gsym *n = realloc(*syms, (cap = cap ? 2 * cap : 65536) * sizeof(*n));
-
-			if (!n) {
-				err = -ENOMEM;
-				break;
-			}
-			*syms = n;
-		}
-		(*syms)[*nr] = (struct gsym){ .addr = a, .name = strdup(name) };
-		if (!(*syms)[(*nr)++].name) {
-			err = -ENOMEM;
-			break;
-		}
-	}
-	if (!err && ferror(f))
-		err = -EIO;
-	fclose(f);
-	if (!err)
-		qsort(*syms, *nr, sizeof(**syms), gsym_cmp);
-	return err;
-}
-
-/* The symbol holding a (map addresses), or NULL. */
-static struct gsym *gsym_find(struct gsym *s, size_t nr, uint64_t a, uint64_t text_end)
-{
-	size_t lo = 0, hi = nr;
-
-	if (!nr || a < s[0].addr || (text_end && a >= text_end))
-		return NULL;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s[mid].addr <= a)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &s[lo];
-}
-
-static void gsym_mark(struct gsym *s, size_t nr, uint64_t ip, uint64_t slide, uint64_t text_end)
-{
-	struct gsym *g;
+	struct vperf_ksym *g;
 
 	if (ip < KERNEL_START || ip >= CONTEXT_MARKS)
 		return;
-	g = gsym_find(s, nr, ip - slide, text_end);
+	g = vperf_ksyms__find(&c->gsyms, ip - c->gslide);
 	if (g)
 		g->used = true;
 }
@@ -909,7 +822,7 @@ static int find_guest_ksyms(struct conv *c, const char *path, const char *as)
 	const struct vperf_trace_mmap *kt = NULL;
 	uint64_t ref = 0;
 	char ref_name[128];
-	bool have_ref;
+	bool have_ref = false;
 	int err;
 
 	if (!path) {
@@ -931,14 +844,16 @@ static int find_guest_ksyms(struct conv *c, const char *path, const char *as)
 	}
 	gstr(ref_name, sizeof(ref_name), kt->filename + strlen(VPERF_TRACE_MMAP_KERNEL),
 	     kt->h.size - sizeof(*kt) - strlen(VPERF_TRACE_MMAP_KERNEL));
-	err = read_symbol_map(path, ref_name, &c->gsyms, &c->nr_gsyms, &ref, &have_ref,
-			      &c->gtext_end);
+	err = vperf_ksyms__read(&c->gsyms, path, VPERF_KSYMS_TEXT_ONLY | VPERF_KSYMS_NO_MODULES);
 	if (err == -ENOMEM)
 		return err;
+	if (!err)
+		have_ref = !vperf_ksyms__addr(&c->gsyms, ref_name, &ref);
 	if (err || !have_ref || !ref) {
 		snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note), "none: %s: %s", as,
 			 err ? strerror(-err) : !have_ref ? "it does not name the guest's reference symbol" :
 			 "its addresses are 0 (a kallsyms read without the right to see them)");
+		vperf_ksyms__exit(&c->gsyms);
 		return 0;
 	}
 	c->gslide = kt->start - ref;
@@ -948,16 +863,16 @@ static int find_guest_ksyms(struct conv *c, const char *path, const char *as)
 		if (c->ev[i].src != SRC_GUEST || x->h.type != VPERF_TRACE_SAMPLE)
 			continue;
 		if (!(x->h.flags & VPERF_TRACE_SAMPLE_USER))
-			gsym_mark(c->gsyms, c->nr_gsyms, x->ip, c->gslide, c->gtext_end);
+			gsym_mark(c, x->ip);
 		for (uint32_t j = 0; j < x->nr_callchain; j++) {
 			uint64_t a;
 
 			memcpy(&a, (const unsigned char *)x->data + 8 * (x->nr_counts + j), 8);
-			gsym_mark(c->gsyms, c->nr_gsyms, a, c->gslide, c->gtext_end);
+			gsym_mark(c, a);
 		}
 	}
-	for (size_t i = 0; i < c->nr_gsyms; i++)
-		st->guest_ksyms += c->gsyms[i].used;
+	for (size_t i = 0; i < c->gsyms.nr; i++)
+		st->guest_ksyms += c->gsyms.sym[i].used;
 	snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note),
 		 "%" PRIu64 " symbols the guest's samples hit, from %s (%s at %#" PRIx64 ": the kernel "
 		 "moved by %#" PRIx64 ")", st->guest_ksyms, as, ref_name, (uint64_t)kt->start,
@@ -971,11 +886,10 @@ static int write_guest_ksyms(struct conv *c, struct vperf_ctf *ctf, uint64_t ns)
 	struct vperf_ctf_stream *s;
 	int err = c->st->guest_ksyms ? vperf_ctf__stream(ctf, VPERF_CTF_GUEST_KERNEL, 0, &s) : 0;
 
-	for (size_t i = 0; !err && c->st->guest_ksyms && i < c->nr_gsyms; i++) {
-		const struct gsym *g = &c->gsyms[i];
-		uint64_t end = i + 1 < c->nr_gsyms ? g[1].addr : c->gtext_end;
+	for (size_t i = 0; !err && c->st->guest_ksyms && i < c->gsyms.nr; i++) {
+		const struct vperf_ksym *g = &c->gsyms.sym[i];
 		struct vperf_ctf_value v[] = {
-			VPERF_CTF_U64(g->addr + c->gslide), VPERF_CTF_U64(end > g->addr ? end - g->addr : 0),
+			VPERF_CTF_U64(g->addr + c->gslide), VPERF_CTF_U64(vperf_ksyms__size(&c->gsyms, g)),
 			VPERF_CTF_STR(g->name), VPERF_CTF_STR(""),
 		};
 
@@ -1179,9 +1093,7 @@ out:
 #endif
 	if (c->map)
 		munmap((void *)c->map, c->map_len);
-	for (size_t i = 0; i < c->nr_gsyms; i++)
-		free(c->gsyms[i].name);
-	free(c->gsyms);
+	vperf_ksyms__exit(&c->gsyms);
 	free(c->ev);
 	free(c);
 	return err;
