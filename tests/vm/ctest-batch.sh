@@ -23,7 +23,8 @@
 #   the first reason, met by a run inside the batch (vm-record-test.sh's later recorded runs) rather than by the batch.
 #   vperf-vmm in L1 has a shorter timeout of its own, so an L1 that does not end the run is the frozen L1 of "Freezes".
 # Each rerun adds a line to reruns.log beside LOG, which scripts/test.sh prints and counts at the end.
-# A failure that is ours shows in both runs. Where vperf-vmm runs directly on hardware virtualization a timeout
+# A failure that is ours shows in both runs. A run that ends without its cases' results (timeout, crash, no
+# boot) fails this batch with the last lines of both runs' logs, so that CI's output shows what ended them. Where vperf-vmm runs directly on hardware virtualization a timeout
 # or a crash is a failure at once.
 set -uo pipefail
 log=$1
@@ -82,6 +83,9 @@ if [ -n "$retry" ]; then
 fi
 grep -aE '^(vmm-test|device-test|kmod-test|guest-stat|vm-record): ' "$log" || true
 case "$st" in
-124 | 125 | 126 | 122 | 2) echo "batch $* failed to run (status $st); last lines of $log:"; tail -40 "$log"; exit "$st" ;;
+124 | 125 | 126 | 123 | 122 | 2)
+	# a crash too: its cases fail as not reported, and this batch says what ended the run
+	[ -z "$retry" ] || { echo "batch $*: the first run ($retry), last lines of $kept:"; tail -40 "$kept"; }
+	echo "batch $* failed to run (status $st); last lines of $log:"; tail -40 "$log"; exit "$st" ;;
 esac
 exit 0
