@@ -448,6 +448,7 @@ struct recorder {
 	uint64_t lost_ring, lost_samples, throttles, late, bad_records, bad_bytes, chain_trunc;
 	uint64_t mmaps, comms, ksyms;
 	char ksyms_why[160];		/* why no kernel symbols, when none */
+	char vdso_note[160];		/* the vDSO image kept, or why none */
 	char bad_why[160];
 };
 
@@ -1587,6 +1588,22 @@ out:
 	return err;
 }
 
+/* The vDSO's image into DIR/.vdso.so, so that a report can name [vdso] frames anywhere. */
+static void keep_vdso(struct recorder *rc, const char *dir)
+{
+	char path[PATH_MAX];
+	int64_t n = -ENAMETOOLONG;
+
+	if (snprintf(path, sizeof(path), "%s/" VPERF_VDSO_FILE, dir) < (int)sizeof(path))
+		n = vperf_vdso__save(path);
+	if (n >= 0)
+		snprintf(rc->vdso_note, sizeof(rc->vdso_note), "%s (%" PRId64 " bytes, the recorder's "
+			 "own: this kernel's 64-bit vDSO)", VPERF_VDSO_FILE, n);
+	else
+		snprintf(rc->vdso_note, sizeof(rc->vdso_note), "none: %s", n == -ENOENT ?
+			 "this process has no vDSO mapped" : strerror((int)-n));
+}
+
 static void progress(struct recorder *rc, const char *dir, uint64_t t0)
 {
 	fprintf(stderr, "[ vperf record: %.1f s, %" PRIu64 " events, %.1f MB, lost %" PRIu64 " ]\n",
@@ -1665,6 +1682,7 @@ static int write_summary(struct recorder *rc, int status, bool have_status)
 			"at the end)", rc->ksyms);
 	else
 		env_add(&b, "kernel_symbols", "none: %s", rc->ksyms_why);
+	env_add(&b, "vdso", "%s", rc->vdso_note);
 	if (have_status)
 		env_add(&b, "workload_status", "%d", status);
 	for (size_t i = 0; i < b.n && !err; i++)
@@ -1926,6 +1944,8 @@ int cmd_record(int argc, char **argv)
 		err = emit(&rc, UINT64_MAX);
 	if (!err)
 		err = emit_kernel_symbols(&rc);
+	if (!err)
+		keep_vdso(&rc, dir);
 	if (!err)
 		err = write_summary(&rc, status, have_status);
 	if (!err)

@@ -33,6 +33,7 @@
 #ifdef VPERF_HAVE_RECORD
 #include <vperf/abi.h>
 #include "convert.h"
+#include "ksyms.h"
 #endif
 
 #ifndef VPERF_VM_RUNNER
@@ -510,7 +511,8 @@ static int record_convert(const char *dir, const char *raw, uint64_t raw_size)
 	struct vperf_convert_opts opts = { .size = sizeof(opts) };
 	struct vperf_convert_stats st = { .size = sizeof(st) };
 	char aside[PATH_MAX + 32], rawdir[PATH_MAX + 8], aside_raw[PATH_MAX + 48], why[512] = "";
-	char kmap[PATH_MAX + 64], kmap_as[PATH_MAX + 64];
+	char kmap[PATH_MAX + 64], kmap_as[PATH_MAX + 64], vdso[PATH_MAX + 64], vdso_note[160];
+	struct stat sb;
 	char types[512] = "";
 	const char *slash = strrchr(dir, '/');
 	size_t o = 0;
@@ -535,6 +537,15 @@ static int record_convert(const char *dir, const char *raw, uint64_t raw_size)
 		opts.guest_kallsyms = kmap;
 		opts.guest_kallsyms_as = kmap_as;	/* where it is after the conversion */
 	}
+	/* the guest's vDSO image, where the reader looks for it (ksyms.h) */
+	snprintf(vdso, sizeof(vdso), "%s/" GUEST_FILES_SUBDIR "/vdso.so", aside);
+	if (!stat(vdso, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0)
+		snprintf(vdso_note, sizeof(vdso_note), "%s (%lld bytes: L1's, the same kernel's)",
+			 VPERF_VDSO_GUEST_FILE, (long long)sb.st_size);
+	else
+		snprintf(vdso_note, sizeof(vdso_note), "none: the runner keeps one only on the nested "
+			 "stack with the bundled kernel, which L1 runs too");
+	opts.guest_vdso_note = vdso_note;
 	err = vperf_convert(aside_raw, dir, &opts, &st, why, sizeof(why));
 	back = rename(aside, rawdir) ? errno : 0;
 	if (back)

@@ -908,6 +908,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	struct conv *c;
 	struct vperf_ctf *ctf = NULL;
 	struct vperf_ctf_env env[80];
+	char vdso_note[256];
 	char vals[24][24], type_key_buf[VPERF_TRACE_NR_TYPES][48];
 	size_t nr_vals = 0;
 	char clock_note[1024], khz[32], offsets[512], cwhy[256];
@@ -998,6 +999,14 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 		if (*v < 0x20 || *v > 0x7e || *v == '"' || *v == '\\')
 			*v = '?';
 	env[nr_env++] = (struct vperf_ctf_env){ "guest_kernel_symbols", c->st->guest_ksyms_note, false };
+	if (opts && opts->size >= offsetof(struct vperf_convert_opts, guest_vdso_note) + sizeof(char *) &&
+	    opts->guest_vdso_note) {
+		snprintf(vdso_note, sizeof(vdso_note), "%s", opts->guest_vdso_note);
+		for (char *v = vdso_note; *v; v++)
+			if (*v < 0x20 || *v > 0x7e || *v == '"' || *v == '\\')
+				*v = '?';
+		env[nr_env++] = (struct vperf_ctf_env){ "guest_vdso", vdso_note, false };
+	}
 	/* what the recording holds, for `vperf report --header` (counted before writing) */
 	{
 		static const char *const type_keys[VPERF_TRACE_NR_TYPES] = {

@@ -50,6 +50,8 @@ struct vperf_convert_opts {
 	 */
 	const char *guest_kallsyms;
 	const char *guest_kallsyms_as;	/* its name in the recording's notes (NULL: as given) */
+	/* the guest's vDSO image kept with the recording, or why none: the note "guest_vdso" */
+	const char *guest_vdso_note;
 };
 
 /*

@@ -142,6 +142,8 @@ static void print_vm(const struct env *ep, FILE *out)
 			num(ep, "summary_guest_bad_ring_headers"));
 	if (get(ep, "guest_kernel_symbols"))
 		fprintf(out, "# guest kernel symbols: %s\n", val(ep, "guest_kernel_symbols", ""));
+	if (get(ep, "guest_vdso"))
+		fprintf(out, "# guest vdso: %s\n", val(ep, "guest_vdso", ""));
 	if (!strcmp(val(ep, "raw_truncated", "0"), "1"))
 		fprintf(out, "# note: the raw recording was cut short (the VMM was killed): events up to its "
 			"last whole chunk\n");
@@ -183,6 +185,10 @@ static void print_record(const struct env *ep, FILE *out)
 	if (num(ep, "summary_late"))
 		fprintf(out, "# late events (kept at the time of the last one written): %" PRIu64 "\n",
 			num(ep, "summary_late"));
+	if (get(ep, "kernel_symbols"))
+		fprintf(out, "# kernel symbols: %s\n", get(ep, "kernel_symbols"));
+	if (get(ep, "vdso"))
+		fprintf(out, "# vdso: %s\n", get(ep, "vdso"));
 	if (get(ep, "workload_status"))
 		fprintf(out, "# command exit status: %s\n", get(ep, "workload_status"));
 }

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Kernel symbol maps (ksyms.h). */
+/* Kernel symbol maps and the vDSO's image (ksyms.h). */
 #include "ksyms.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* By address; at one address in the map's own order (names point into one text, in order). */
 static int ksym_cmp(const void *a, const void *b)
@@ -159,4 +160,32 @@ int vperf_ksyms__addr(const struct vperf_ksyms *k, const char *name, uint64_t *a
 			return 0;
 		}
 	return -ENOENT;
+}
+
+int64_t vperf_vdso__save(const char *path)
+{
+	unsigned long long start = 0, end = 0;
+	char line[512];
+	int64_t ret = -ENOENT;
+	FILE *f = fopen("/proc/self/maps", "r"), *out;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " [vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2)
+			break;
+	fclose(f);
+	if (!start || end <= start)
+		return ret;
+	out = fopen(path, "w");
+	if (!out)
+		return -errno;
+	ret = (int64_t)(end - start);
+	if (fwrite((const void *)(uintptr_t)start, 1, end - start, out) != end - start)
+		ret = -EIO;
+	if (fclose(out) && ret >= 0)
+		ret = -errno;
+	if (ret < 0)
+		unlink(path);
+	return ret;
 }

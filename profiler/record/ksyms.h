@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Kernel symbol maps: /proc/kallsyms or a System.map ("ADDR TYPE NAME[\t[MODULE]]" lines), read
- * once, sorted by address, looked up by address.  `vperf record` names the host kernel's frames
- * with it, the converter the guest kernel's (from the map vm record kept).
+ * What names code the kernel provides.  Kernel symbol maps: /proc/kallsyms or a System.map
+ * ("ADDR TYPE NAME[\t[MODULE]]" lines), read once, sorted by address, looked up by address:
+ * `vperf record` names the host kernel's frames with it, the converter the guest kernel's (from
+ * the map vm record kept).  And the vDSO's image, kept with a recording.
  */
 #ifndef VPERF_RECORD_KSYMS_H
 #define VPERF_RECORD_KSYMS_H
@@ -53,6 +54,18 @@ uint64_t vperf_ksyms__size(const struct vperf_ksyms *k, const struct vperf_ksym 
 
 /* The address of the kernel image's symbol name into *addr: 0, or -ENOENT. */
 int vperf_ksyms__addr(const struct vperf_ksyms *k, const char *name, uint64_t *addr);
+
+/*
+ * The vDSO: code the kernel maps into every process, named by its own ELF image.  A recording
+ * keeps the recorder's (the same for every 64-bit process of that kernel) so that a report on
+ * another machine can name "[vdso]" frames: VPERF_VDSO_FILE in the recording's directory, or
+ * VPERF_VDSO_GUEST_FILE for a VM recording's guest.
+ */
+#define VPERF_VDSO_FILE		".vdso.so"
+#define VPERF_VDSO_GUEST_FILE	".raw/guest/vdso.so"
+
+/* Write this process's vDSO image to path: its size, or -errno (-ENOENT: no vDSO mapped). */
+int64_t vperf_vdso__save(const char *path) __attribute__((warn_unused_result));
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "ksyms.h"
 #include "report.h"
 
 static const char *base_name(const char *path)
@@ -61,10 +63,17 @@ static const struct vperf_report_elf *elf_of(struct vperf_report *r, struct vper
 
 	if (m->elf >= 0)
 		return r->elfs[m->elf].err ? NULL : &r->elfs[m->elf];
-	if (m->file[0] != '/')
-		return NULL;		/* [vdso], [stack], anonymous: no file to read */
-	if (m->guest && !(file = vperf_report__guest_file(r, m->file, buf, sizeof(buf))))
+	if (!strcmp(m->file, "[vdso]")) {
+		/* the image the recording kept (ksyms.h), if it did: the guest's or the host's */
+		if (snprintf(buf, sizeof(buf), "%s/%s", r->dir, m->guest ? VPERF_VDSO_GUEST_FILE :
+			     VPERF_VDSO_FILE) >= (int)sizeof(buf) || access(buf, R_OK))
+			return NULL;
+		file = buf;
+	} else if (m->file[0] != '/') {
+		return NULL;		/* [stack], anonymous: no file to read */
+	} else if (m->guest && !(file = vperf_report__guest_file(r, m->file, buf, sizeof(buf)))) {
 		return NULL;		/* a guest file this host does not have */
+	}
 	for (size_t i = 0; i < r->nr_elfs; i++) {
 		if (!strcmp(r->elfs[i].path, file)) {
 			m->elf = (int32_t)i;

@@ -352,6 +352,36 @@ def test_kernel_samples_resolve_through_the_recorded_kernel_symbols():
           "no clock or syscall symbol among %r" % [r["symbol"] for r in kern][:20])
 
 
+def test_vdso_frames_are_named_through_the_recordings_vdso_image():
+    need_perf()
+    d = p("rec-vdso")
+    # the demo's threads read CLOCK_MONOTONIC in their loops: clock_gettime runs in the vDSO
+    demo = os.path.join(os.path.dirname(VPERF), "vperf-demo")
+    r = vperf("record", "-q", "-F", "2000", "-o", d, "--", demo, timeout=60)
+    check(r.returncode == 0, "vperf record exited %d" % r.returncode)
+    image = os.path.join(d, ".vdso.so")
+    check(os.path.getsize(image) >= 4096, "no vDSO image kept in %s" % image)
+    with open(image, "rb") as f:
+        check(f.read(4) == b"\x7fELF", "%s is not an ELF image" % image)
+    h = vperf("report", "-i", d, "--header")
+    check(re.search(r"^# vdso: \.vdso\.so \([0-9]+ bytes", h.stdout, re.M), "--header: %r" % h.stdout)
+
+    def vdso_rows():
+        return [x for x in report_csv(d, "--sort", "dso,symbol") if x["dso"] == "[vdso]"]
+    rows = vdso_rows()
+    n = sum(int(x["samples"]) for x in rows)
+    print("[vdso]: %d samples: %s" % (n, ", ".join("%s %s" % (x["symbol"], x["samples"]) for x in rows)))
+    check(n > 0, "no sample in the vDSO from a workload that reads its clock in a loop")
+    check(all(not x["symbol"].startswith("[unknown") for x in rows), "a [vdso] frame without a name")
+    check(any("clock_gettime" in x["symbol"] for x in rows), "clock_gettime is not among them")
+    # the image is what names them: without it the same samples are [unknown]
+    os.rename(image, image + ".aside")
+    rows = vdso_rows()
+    check(sum(int(x["samples"]) for x in rows) == n and
+          all(x["symbol"].startswith("[unknown") for x in rows),
+          "without the image: %r" % [(x["symbol"], x["samples"]) for x in rows])
+
+
 def test_bad_input_missing_dir_and_not_a_recording():
     bad(["report", "-i", p("nothing-here")], r"^vperf report: .*nothing-here: no such directory$",
         "a missing directory")

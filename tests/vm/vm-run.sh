@@ -45,7 +45,8 @@
 #                           missing): DIR/files, a line "GUEST_PATH<TAB>HOST_PATH" for every file and directory put
 #                           into the guest (the bundled busybox too), and DIR/System.map, the guest kernel's
 #                           text symbols: --kernel-map's, or nested with the bundled kernel, L1's /proc/kallsyms
-#                           (L1 runs that kernel image too; Debian's System.map is a placeholder)
+#                           (L1 runs that kernel image too; Debian's System.map is a placeholder); in that case
+#                           also DIR/vdso.so, L1's vDSO image (the same kernel's), which names [vdso] frames
 #   --kernel-map FILE       the System.map (or a saved /proc/kallsyms) of --kernel's kernel, for --guest-files
 #   --record-max MiB        nested: the most the raw recording can hold (default 256; the disk is sparse); a fuller
 #                           recording stops there, with a warning
@@ -385,15 +386,26 @@ cp "$OUT/initrd" "$P/initrd"
 		# L1 runs the guest's own kernel image (the bundled one): its text symbols name the guest kernel's
 		# frames (their addresses move together with a random base; the converter places them by the
 		# guest's word on where schedule is). They follow the recording on the disk, from the next MiB.
+		# Its vDSO image (this shell's, read through /proc/$$/mem) names the guest's [vdso] frames: it
+		# follows the symbols, from the MiB after them.
 		[ "$L1_KSYMS" = 0 ] || cat <<-'EOT'
 		if [ $size -ge 0 ] && grep -E '^[0-9a-f]+ [tTwW] [^[:space:]]+$' /proc/kallsyms >/tmp/kallsyms; then
 			ksyms=$(stat -c %s /tmp/kallsyms)
 			dd if=/tmp/kallsyms of=/dev/vda bs=1M seek=$((2 + size / 1048576)) conv=fsync 2>/dev/null || ksyms=0
 		fi
+		vdso=0
+		set -- $(sed -n 's/^\([0-9a-f]*\)-\([0-9a-f]*\) .*\[vdso\]$/\1 \2/p' /proc/$$/maps)
+		if [ $size -ge 0 ] && [ $# = 2 ] && dd if=/proc/$$/mem of=/tmp/vdso.so bs=4096 \
+			skip=$((0x$1 / 4096)) count=$(((0x$2 - 0x$1) / 4096)) 2>/dev/null; then
+			vdso=$(stat -c %s /tmp/vdso.so)
+			dd if=/tmp/vdso.so of=/dev/vda bs=1M seek=$((3 + size / 1048576 + ksyms / 1048576)) \
+				conv=fsync 2>/dev/null || vdso=0
+		fi
 		EOT
+		[ "$L1_KSYMS" != 0 ] || echo 'vdso=0'
 		cat <<-'EOT'
-		printf 'VPERF-XFER 1 status=%d size=%d ksyms=%d
-' $st $size $ksyms | dd of=/dev/vda bs=512 count=1 conv=sync,fsync 2>/dev/null
+		printf 'VPERF-XFER 1 status=%d size=%d ksyms=%d vdso=%d
+' $st $size $ksyms $vdso | dd of=/dev/vda bs=512 count=1 conv=sync,fsync 2>/dev/null
 		(exit $st)
 		EOT
 	fi
@@ -456,6 +468,11 @@ ksyms=$(sed -n 's/.* ksyms=\([0-9][0-9]*\).*/\1/p' <<<"$hdr")
 if [ -n "$GUEST_FILES" ] && [ -n "$ksyms" ] && [ "$ksyms" -gt 0 ] && [ -n "$size" ] && [ "$size" -ge 0 ]; then
 	dd if="$DISK" of="$GUEST_FILES/System.map" bs=1M skip="$((2 + size / 1048576))" iflag=count_bytes \
 		count="$ksyms" status=none || say "warning: copying the guest kernel's symbols out of $DISK failed"
+fi
+vdso=$(sed -n 's/.* vdso=\([0-9][0-9]*\).*/\1/p' <<<"$hdr")
+if [ -n "$GUEST_FILES" ] && [ -n "$vdso" ] && [ "$vdso" -gt 0 ] && [ -n "$ksyms" ] && [ "$size" -ge 0 ]; then
+	dd if="$DISK" of="$GUEST_FILES/vdso.so" bs=1M skip="$((3 + size / 1048576 + ksyms / 1048576))" \
+		iflag=count_bytes count="$vdso" status=none || say "warning: copying the guest's vDSO out of $DISK failed"
 fi
 report_record "$st" "$RECORD"
 [ -s "$RECORD" ] || [ "$st" != 0 ] || st=$VM_EXIT_BOOTFAIL
