@@ -46,7 +46,7 @@
 #define DEFAULT_OUTPUT	RECDIR_DEFAULT
 
 enum { OPT_VCPUS = 1, OPT_MEM, OPT_KERNEL, OPT_INITRD, OPT_ADD, OPT_TIMEOUT, OPT_MODE, OPT_QUIET,
-       OPT_NO_VPERF, OPT_HELP, OPT_OUTPUT, OPT_NO_HOST_EVENTS, OPT_RAW_ONLY, OPT_RECORD_MAX,
+       OPT_NO_VPERF, OPT_HELP, OPT_OUTPUT, OPT_NO_HOST_EVENTS, OPT_RAW_ONLY, OPT_RECORD_MAX, OPT_KERNEL_MAP,
        OPT_EVENT = 'e', OPT_FREQ = 'F', OPT_COUNT = 'c', OPT_CALLGRAPH = 'g' };
 
 /* The options of every vm command that boots a guest (vm run's). */
@@ -87,7 +87,7 @@ static const struct cli_usage run_usage = {
 };
 
 static const char *const record_synopsis[] = {
-	"vperf vm record [vm run options] [-e ev] [-F hz | -c period] [-g] [-o DIR] [--no-host-events] [--raw-only] -- cmd [args]",
+	"vperf vm record [vm run options] [-e ev] [-F hz | -c period] [-g] [-o DIR] [--no-host-events] [--raw-only] [--kernel-map FILE] -- cmd [args]",
 	NULL,
 };
 
@@ -101,6 +101,9 @@ static const struct cli_option record_opts[] = {
 	  "), do not convert it", OPT_RAW_ONLY },
 	{ 0, "record-max", "MiB", "nested mode: the most the raw recording may hold (default 256)",
 	  OPT_RECORD_MAX },
+	{ 0, "kernel-map", "file", "the System.map (or a saved /proc/kallsyms) of --kernel's kernel: "
+	  "names the guest kernel's frames (the bundled kernel's comes with it, nested)",
+	  OPT_KERNEL_MAP },
 	{ 'e', "event", "ev", "sample the guest command (and what it starts) on this guest perf "
 	  "event (default cycles, or cpu-clock where the guest has no PMU), through vperf_guest.ko's "
 	  "trace sampler: `vperf record --into-host` wraps the command", OPT_EVENT },
@@ -136,6 +139,7 @@ struct vm_args {
 	/* vm record's own */
 	const char *output;
 	const char *record_max;
+	const char *kernel_map;
 	bool no_host_events;
 	bool raw_only;
 	/* sampling the guest command (vperf record --into-host in the guest) */
@@ -317,6 +321,16 @@ static int vm_args__parse(struct vm_args *va, const struct cli_usage *u, int arg
 				goto out;
 			}
 			va->record_max = a;
+			a = NULL;
+			break;
+		case OPT_KERNEL_MAP:
+			errno = 0;
+			if (stat(a, &st) || !S_ISREG(st.st_mode) || access(a, R_OK)) {
+				cli_usage_error(u, "--kernel-map '%s': %s", a,
+						errno ? strerror(errno) : "not a readable file");
+				goto out;
+			}
+			va->kernel_map = a;
 			a = NULL;
 			break;
 		default:
@@ -664,6 +678,10 @@ static int cmd_vm_record(int argc, char **argv)
 	if (va.record_max) {
 		va.argv[va.n++] = "--record-max";
 		va.argv[va.n++] = (char *)va.record_max;
+	}
+	if (va.kernel_map) {
+		va.argv[va.n++] = "--kernel-map";
+		va.argv[va.n++] = (char *)va.kernel_map;
 	}
 	if (vm_args__command(&va, argc, argv)) {
 		ret = cli_error("vm record", "out of memory");

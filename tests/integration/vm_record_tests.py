@@ -122,7 +122,7 @@ def no_ctf_writer(r):
 def test_help_exits_0_and_documents_its_options():
     r = record("--help")
     check(r.returncode == 0, "exit status %d" % r.returncode)
-    for opt in ("-o, --output", "--no-host-events", "--raw-only", "--record-max", "--vcpus", "--mem",
+    for opt in ("-o, --output", "--no-host-events", "--raw-only", "--record-max", "--kernel-map", "--vcpus", "--mem",
                 "--add", "--timeout", "--mode", "--no-vperf", "vperf.data"):
         check(opt in r.stdout, "--help does not mention %s" % opt)
     check(not ran(), "--help ran the runner")
@@ -175,6 +175,11 @@ def test_record_max_zero_rejected():
     bad(["--record-max", "0", "--", "true"], ["--record-max"])
 
 
+def test_kernel_map_missing_or_a_directory_rejected():
+    bad(["--kernel-map", p("no-such-map"), "--", "true"], ["--kernel-map", "No such file"])
+    bad(["--kernel-map", TMP, "--", "true"], ["--kernel-map", "not a readable file"])
+
+
 def test_sampling_options_refused_when_bad_before_anything_runs():
     bad(["-e", "cpu-clock;reboot", "--", "true"], ["-e", "one guest perf event name"])
     bad(["-e", "cpu-clock,task-clock", "--", "true"], ["-e"])
@@ -219,6 +224,15 @@ def test_no_host_events_and_record_max_reach_the_runner():
     check(" ".join(args).find("--vmm-arg --no-host-events") >= 0, "no --vmm-arg --no-host-events: %r"
           % args)
     check(" ".join(args).find("--record-max 64") >= 0, "no --record-max 64: %r" % args)
+
+
+def test_kernel_map_reaches_the_runner():
+    m = p("System.map")
+    with open(m, "w") as f:
+        f.write("ffffffff81000000 T _stext\n")
+    r = record("--kernel-map", m, "--raw-only", "--", "true")
+    args = runner_args(r)
+    check(" ".join(args).find("--kernel-map " + m) >= 0, "no --kernel-map %s: %r" % (m, args))
 
 
 def test_no_vperf_means_no_guest_trace():

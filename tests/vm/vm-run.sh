@@ -258,9 +258,12 @@ fi
 # --guest-files' System.map without --kernel-map: nested, L1 runs the bundled kernel the guest runs
 L1_KSYMS=0
 L1_KSYMS_MAX=0
-if [ "$MODE" = nested ] && [ -n "$GUEST_FILES" ] && [ -z "$KERNEL_MAP" ] && [ "$KERNEL" = "$VPERF_VM_IMAGE/vmlinuz" ]; then
-	L1_KSYMS=1
+# and the vDSO's image (which names [vdso] frames), with or without --kernel-map
+L1_VDSO=0
+if [ "$MODE" = nested ] && [ -n "$GUEST_FILES" ] && [ "$KERNEL" = "$VPERF_VM_IMAGE/vmlinuz" ]; then
+	L1_VDSO=1
 	L1_KSYMS_MAX=16
+	[ -n "$KERNEL_MAP" ] || L1_KSYMS=1
 fi
 # Nested, the guest runs under QEMU TCG, where patching kernel text while two CPUs run can hang (see
 # guest/vperf-keys.c): the bundled /init raises the static keys on one CPU and then brings the others online.
@@ -393,7 +396,9 @@ cp "$OUT/initrd" "$P/initrd"
 			ksyms=$(stat -c %s /tmp/kallsyms)
 			dd if=/tmp/kallsyms of=/dev/vda bs=1M seek=$((2 + size / 1048576)) conv=fsync 2>/dev/null || ksyms=0
 		fi
-		vdso=0
+		EOT
+		echo 'vdso=0'
+		[ "$L1_VDSO" = 0 ] || cat <<-'EOT'
 		set -- $(sed -n 's/^\([0-9a-f]*\)-\([0-9a-f]*\) .*\[vdso\]$/\1 \2/p' /proc/$$/maps)
 		if [ $size -ge 0 ] && [ $# = 2 ] && dd if=/proc/$$/mem of=/tmp/vdso.so bs=4096 \
 			skip=$((0x$1 / 4096)) count=$(((0x$2 - 0x$1) / 4096)) 2>/dev/null; then
@@ -402,7 +407,6 @@ cp "$OUT/initrd" "$P/initrd"
 				conv=fsync 2>/dev/null || vdso=0
 		fi
 		EOT
-		[ "$L1_KSYMS" != 0 ] || echo 'vdso=0'
 		cat <<-'EOT'
 		printf 'VPERF-XFER 1 status=%d size=%d ksyms=%d vdso=%d
 ' $st $size $ksyms $vdso | dd of=/dev/vda bs=512 count=1 conv=sync,fsync 2>/dev/null
