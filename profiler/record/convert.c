@@ -875,8 +875,9 @@ static int find_guest_ksyms(struct conv *c, const char *path, const char *as)
 		st->guest_ksyms += c->gsyms.sym[i].used;
 	snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note),
 		 "%" PRIu64 " symbols the guest's samples hit, from %s (%s at %#" PRIx64 ": the kernel "
-		 "moved by %#" PRIx64 ")", st->guest_ksyms, as, ref_name, (uint64_t)kt->start,
-		 c->gslide);
+		 "runs %s%#" PRIx64 " from the map's addresses)", st->guest_ksyms, as, ref_name,
+		 (uint64_t)kt->start, c->gslide >> 63 ? "-" : "+",
+		 c->gslide >> 63 ? -c->gslide : c->gslide);
 	return 0;
 }
 

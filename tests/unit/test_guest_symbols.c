@@ -183,7 +183,7 @@ static void guest_user_and_kernel_frames_are_named_through_mmaps_files_and_syste
 	assert_int_equal(st.guest_by_type[VPERF_TRACE_MMAP], 2);
 	assert_int_equal(st.guest_ksyms, 1);
 	assert_non_null(strstr(st.guest_ksyms_note, "1 symbols"));
-	assert_non_null(strstr(st.guest_ksyms_note, "moved by 0x2000000"));
+	assert_non_null(strstr(st.guest_ksyms_note, "runs +0x2000000 from the map"));
 
 	/* the files list where vm record keeps it: the directory stands for its files */
 	snprintf(gdir, sizeof(gdir), "%s/.raw", t->trace);
