@@ -110,6 +110,21 @@ static void event_info_writes(uint32_t op, int64_t ret, uint64_t gpa, uint64_t (
 	}
 }
 
+/*
+ * Is run's port exit a hypercall (a 32-bit OUT of one item to the vperf port, its data inside
+ * kvm_run)?  If so, the RAM its EVENT_INFO may have written is added to r.
+ */
+static bool hypercall_exit(const struct kvm_run *run, uint64_t (*r)[2], unsigned int *n)
+{
+	if (run->exit_reason != KVM_EXIT_IO || run->io.direction != KVM_EXIT_IO_OUT ||
+	    run->io.port != VPERF_DEFAULT_PORT || run->io.size != 4 || run->io.count != 1 ||
+	    run->io.data_offset < sizeof(*run) || run->io.data_offset > FV_RUN_SIZE - 4)
+		return false;
+	event_info_writes(get_le32((const uint8_t *)run + run->io.data_offset),
+			  (int64_t)run->s.regs.regs.rax, run->s.regs.regs.rcx, r, n);
+	return true;
+}
+
 static void check_ram(const struct vm *vm, const uint8_t *before, uint64_t (*r)[2], unsigned int n)
 {
 	uint8_t *copy;
@@ -210,14 +225,11 @@ static void port_io(struct vm *vm, struct vcpu *v, struct fuzz_in *in, uint64_t 
 		return;
 	}
 	if (devices[dev].base == VPERF_DEFAULT_PORT) {
-		bool call = (flags & 1) && port == VPERF_DEFAULT_PORT && size == 4 && count == 1;
+		bool call = hypercall_exit(run, regions, nr);
 
 		if (v->stats.pv_bad_access != bad_before + (call ? 0 : count) ||
 		    (!(flags & 1) && !all_ones((uint8_t *)run + off, (size_t)size * count)))
 			abort();
-		if (call)
-			event_info_writes(get_le32(buf), (int64_t)run->s.regs.regs.rax,
-					  run->s.regs.regs.rcx, regions, nr);
 	} else if (devices[dev].base == 0xcf8 || devices[dev].base == 0x80) {
 		if (!(flags & 1) && !all_ones((uint8_t *)run + off, (size_t)size * count))
 			abort();	/* no PCI devices, nothing at the POST port */
@@ -280,12 +292,8 @@ static void other_exit(struct vm *vm, struct vcpu *v, struct fuzz_in *in, uint64
 	}
 	ret = vcpu__dispatch_exit(v);
 	/* (a raw IO or MMIO reason replays the last such exit's fields: a hypercall again, whose
-	 * EVENT_INFO may fill the descriptor its RCX names, as port_io() allows) */
-	if (reason == KVM_EXIT_IO && run->io.direction == KVM_EXIT_IO_OUT &&
-	    run->io.port == VPERF_DEFAULT_PORT && run->io.size == 4 && run->io.count == 1 &&
-	    run->io.data_offset >= sizeof(*run) && run->io.data_offset <= FV_RUN_SIZE - 4)
-		event_info_writes(get_le32((uint8_t *)run + run->io.data_offset),
-				  (int64_t)run->s.regs.regs.rax, run->s.regs.regs.rcx, regions, nr);
+	 * EVENT_INFO may fill the descriptor its RCX names, as in port_io()) */
+	hypercall_exit(run, regions, nr);
 	if (reason != KVM_EXIT_IO && reason != KVM_EXIT_MMIO &&
 	    (reason == KVM_EXIT_INTR || reason == KVM_EXIT_IRQ_WINDOW_OPEN) != (ret == 0))
 		abort();
