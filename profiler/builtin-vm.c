@@ -170,6 +170,18 @@ static void vm_args__exit(struct vm_args *va)
 	va->wrapped = NULL;
 }
 
+/* Is a (the argument of --name) a readable regular file?  Else a usage error says why. */
+static bool readable_file(const struct cli_usage *u, const char *name, const char *a)
+{
+	struct stat st;
+
+	errno = 0;
+	if (!stat(a, &st) && S_ISREG(st.st_mode) && !access(a, R_OK))
+		return true;
+	cli_usage_error(u, "--%s '%s': %s", name, a, errno ? strerror(errno) : "not a readable file");
+	return false;
+}
+
 /*
  * Parse u's options (vm run's, and vm record's own where u has them) into va and the runner's
  * arguments; the guest command must follow.  Returns -1 to go on, or the exit status to return
@@ -195,7 +207,6 @@ static int vm_args__parse(struct vm_args *va, const struct cli_usage *u, int arg
 	va->argv[va->n++] = (char *)va->runner;
 	while ((opt = cli_getopt(&p)) != CLI_OPT_END) {
 		const char *a = p.optarg;
-		struct stat st;
 
 		switch (opt) {
 		case OPT_HELP:
@@ -218,12 +229,8 @@ static int vm_args__parse(struct vm_args *va, const struct cli_usage *u, int arg
 			break;
 		case OPT_KERNEL:
 		case OPT_INITRD:
-			errno = 0;
-			if (stat(a, &st) || !S_ISREG(st.st_mode) || access(a, R_OK)) {
-				cli_usage_error(u, "--%s '%s': %s", opt == OPT_KERNEL ? "kernel" : "initrd",
-						a, errno ? strerror(errno) : "not a readable file");
+			if (!readable_file(u, opt == OPT_KERNEL ? "kernel" : "initrd", a))
 				goto out;
-			}
 			have_kernel |= opt == OPT_KERNEL;
 			have_initrd |= opt == OPT_INITRD;
 			va->argv[va->n++] = opt == OPT_KERNEL ? "--kernel" : "--initrd";
@@ -324,12 +331,8 @@ static int vm_args__parse(struct vm_args *va, const struct cli_usage *u, int arg
 			a = NULL;
 			break;
 		case OPT_KERNEL_MAP:
-			errno = 0;
-			if (stat(a, &st) || !S_ISREG(st.st_mode) || access(a, R_OK)) {
-				cli_usage_error(u, "--kernel-map '%s': %s", a,
-						errno ? strerror(errno) : "not a readable file");
+			if (!readable_file(u, "kernel-map", a))
 				goto out;
-			}
 			va->kernel_map = a;
 			a = NULL;
 			break;
