@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ksyms.h"
 #include "report.h"
@@ -64,9 +63,10 @@ static const struct vperf_report_elf *elf_of(struct vperf_report *r, struct vper
 	if (m->elf >= 0)
 		return r->elfs[m->elf].err ? NULL : &r->elfs[m->elf];
 	if (!strcmp(m->file, "[vdso]")) {
-		/* the image the recording kept (ksyms.h), if it did: the guest's or the host's */
+		/* the image the recording kept (ksyms.h), the guest's or the host's; a recording
+		 * without one fails its load once, like any file that cannot be read */
 		if (snprintf(buf, sizeof(buf), "%s/%s", r->dir, m->guest ? VPERF_VDSO_GUEST_FILE :
-			     VPERF_VDSO_FILE) >= (int)sizeof(buf) || access(buf, R_OK))
+			     VPERF_VDSO_FILE) >= (int)sizeof(buf))
 			return NULL;
 		file = buf;
 	} else if (m->file[0] != '/') {
