@@ -372,7 +372,10 @@ def test_vdso_frames_are_named_through_the_recordings_vdso_image():
     n = sum(int(x["samples"]) for x in rows)
     print("[vdso]: %d samples: %s" % (n, ", ".join("%s %s" % (x["symbol"], x["samples"]) for x in rows)))
     check(n > 0, "no sample in the vDSO from a workload that reads its clock in a loop")
-    check(all(not x["symbol"].startswith("[unknown") for x in rows), "a [vdso] frame without a name")
+    # the kernel strips its vDSO to its dynamic symbols: the local helpers clock_gettime calls
+    # (the clock read itself, at the start of .text) have no name, as in perf
+    named = sum(int(x["samples"]) for x in rows if not x["symbol"].startswith("[unknown"))
+    check(named >= 0.9 * n, "only %d of %d [vdso] samples named" % (named, n))
     check(any("clock_gettime" in x["symbol"] for x in rows), "clock_gettime is not among them")
     # the image is what names them: without it the same samples are [unknown]
     os.rename(image, image + ".aside")

@@ -647,11 +647,16 @@ def demo(d, vperf):
          f"(the guest's mmap records)")
     need(all(not x["symbol"].startswith("[unknown") for x in demo_rows),
          f"report -x: every vperf-demo frame named ({', '.join(x['symbol'] + ' ' + x['samples'] for x in demo_rows)})")
-    # the demo's clock reads run in the guest's vDSO: named through L1's image of it (the same kernel's)
+    # the demo's clock reads run in the guest's vDSO: named through L1's image of it (the same kernel's).
+    # The kernel strips its vDSO to its dynamic symbols: the local helpers clock_gettime calls (the
+    # clock read itself, at the start of .text, before the first exported symbol) stay unnamed.
     vdso = [x for x in user if x["dso"] == "[vdso]"]
-    need(os.path.getsize(os.path.join(d, ".raw", "guest", "vdso.so")) >= 4096 and vdso and
-         all(not x["symbol"].startswith("[unknown") for x in vdso),
-         f"report -x: the guest's [vdso] frames named ({', '.join(x['symbol'] + ' ' + x['samples'] for x in vdso)})")
+    vn = sum(int(x["samples"]) for x in vdso)
+    vnamed = sum(int(x["samples"]) for x in vdso if not x["symbol"].startswith("[unknown"))
+    need(os.path.getsize(os.path.join(d, ".raw", "guest", "vdso.so")) >= 4096 and vn and vnamed >= 0.9 * vn and
+         any(x["symbol"] == "clock_gettime" for x in vdso),
+         f"report -x: the guest's [vdso] frames named, {vnamed} of {vn} samples "
+         f"({', '.join(x['symbol'] + ' ' + x['samples'] for x in vdso)})")
     h = run("report", "-i", d, "--header")
     need(re.search(r"^# guest vdso: \.raw/guest/vdso\.so \([0-9]+ bytes", h.stdout, re.M),
          "--header names the guest's vDSO image")
