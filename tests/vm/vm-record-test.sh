@@ -12,7 +12,9 @@
 #             trace's one clock, A < the exit < B for every triple (guest TSC mapped onto the host's)
 #   sched     8 threads burn CPU for 4 s on the 2 vCPUs, each moving itself to the other vCPU every 100 ms of its
 #             CPU time: the CPU time the guest kernel's sched_switch records give each thread, up to the marker
-#             carrying its CLOCK_THREAD_CPUTIME_ID, is within 1% of that, with no switch record missing
+#             carrying its CLOCK_THREAD_CPUTIME_ID, is within 1% of that (plus, at most, the waits of slices that
+#             began on an idle vCPU, which Linux charges from the enqueue: tests/vm/README.md), with no switch
+#             record missing
 #   sample    a thread samples its own vperf::vcpu-clock every 1 ms for 3 s while calling rm_hot3 (3 units of work)
 #             and rm_hot1 (1 unit) from rm_burn: the recording's samples, with the user callchains the guest module
 #             walks by frame pointers, put 3:1 (2..4.5) of them in rm_hot3 and rm_hot1 and >= 90% of those have

@@ -9,7 +9,8 @@
   check.py order DIR N PORT             for each of N triples: t(A_i) < t(i-th exit at PORT) < t(B_i)
   check.py sched DIR THREADS PCT        each of THREADS threads' "cpu" marker (its CLOCK_THREAD_CPUTIME_ID in ns)
                                         within PCT % of the time the guest's sched_switch records had it on a
-                                        CPU up to that marker, with no switch record missing for it
+                                        CPU up to that marker (plus, at most, the waits of its slices that began
+                                        on an idle vCPU: see sched()), with no switch record missing for it
   check.py steal DIR PCT                the "steal-end" marker (the thread's vperf::steal) within PCT % of the
                                         time the host's sched_switch/sched_wakeup records had vCPU 0's thread
                                         runnable but not running between "steal-begin" and "steal-end"
@@ -164,46 +165,68 @@ def env(d):
 
 
 def sched(d, threads, pct):
-    """Guest CPU time from the guest kernel's sched_switch records against each thread's own clock."""
+    """Guest CPU time from the guest kernel's sched_switch records against each thread's own clock.
+
+    One bias of the reference is modelled, from the recording itself: Linux charges a thread moved
+    (or woken) onto an idle vCPU from the run-queue clock of its enqueue, while its slice begins when
+    the vCPU, woken by the reschedule IPI, gets to run it (tests/vm/README.md, "Steal on the machine
+    itself"). So a slice that begins on a CPU whose previous task was the idle task may be charged
+    up to its wait: from the later of the CPU going idle and the thread's own previous switch-out,
+    to the switch-in. The thread's clock must lie within PCT % of [slices, slices + those waits]."""
     on = {}         # tid -> switch-in time, while on a CPU
     run = {}        # tid -> ns on a CPU so far
-    said = {}       # tid -> (its CLOCK_THREAD_CPUTIME_ID, run up to its marker)
+    out = {}        # tid -> its last switch-out
+    idle = {}       # cpu -> since when the idle task has run there
+    wait = {}       # tid -> ns its slices on a just-idle CPU waited to begin, at most
+    woke = {}       # tid -> how many such slices
+    said = {}       # tid -> (its CLOCK_THREAD_CPUTIME_ID, run up to its marker, the waits up to it)
     anomalies = 0
     switches = 0
     evs = list(events(d))
     # only the threads that said their CPU time (records of others may be lost later in the run, by design)
     mine = {int(field(p, "tid")) for _, name, p, layer, _ in evs
             if layer == "guest_user" and name == "marker" and field(p, "name") == "cpu"}
-    for ts, name, p, layer, _ in evs:
+    for ts, name, p, layer, cpu in evs:
         if layer == "guest_kernel" and name == "sched_switch":
             prev, nxt = int(field(p, "prev_tid")), int(field(p, "next_tid"))
             if prev in on:
                 run[prev] = run.get(prev, 0) + ts - on.pop(prev)
+                out[prev] = ts
                 switches += 1
             elif prev in mine and prev in run and prev not in said:
                 anomalies += 1      # switched out but never seen switched in: a record lost
             if nxt:
                 if nxt in mine and nxt in on and nxt not in said:
                     anomalies += 1  # switched in twice without a switch-out between
+                if prev == 0 and cpu in idle and nxt in mine and nxt not in said:
+                    wait[nxt] = wait.get(nxt, 0) + ts - max(idle[cpu], out.get(nxt, 0))
+                    woke[nxt] = woke.get(nxt, 0) + 1
                 on[nxt] = ts
                 run.setdefault(nxt, 0)
+                idle.pop(cpu, None)
+            else:
+                idle[cpu] = ts
         elif layer == "guest_user" and name == "marker" and field(p, "name") == "cpu":
             tid = int(field(p, "tid"))
             if tid in said:
                 anomalies += 1
                 continue
             total = run.get(tid, 0) + (ts - on[tid] if tid in on else 0)
-            said[tid] = (int(field(p, "value")), total)
+            said[tid] = (int(field(p, "value")), total, wait.get(tid, 0))
     worst = 0.0
-    for tid, (cpu, seen) in sorted(said.items()):
+    for tid, (cpu, seen, w) in sorted(said.items()):
         err = 100.0 * (seen - cpu) / cpu if cpu else 100.0
-        worst = max(worst, abs(err))
+        # the distance from the clock to [seen, seen + w], in % of the clock
+        off = 100.0 * (max(seen - cpu, 0, cpu - seen - w) * (1 if seen >= cpu else -1)) / cpu if cpu \
+            else 100.0
+        worst = max(worst, abs(off))
         print(f"sched: tid {tid}: CLOCK_THREAD_CPUTIME_ID {cpu / 1e6:.3f} ms, on a CPU by sched_switch "
-              f"{seen / 1e6:.3f} ms, error {err:+.3f}%")
+              f"{seen / 1e6:.3f} ms, error {err:+.3f}%; {woke.get(tid, 0)} slices began on an idle vCPU "
+              f"after waits of {w / 1e6:.3f} ms: outside the waits {off:+.3f}%")
     e = env(d)
     lost = int(e.get("summary_lost_guest_ring", "-1"))
-    print(f"sched: {len(said)} threads of {threads}, worst error {worst:.3f}% (limit {pct}%), "
-          f"{switches} switches out of them, anomalies {anomalies}, guest ring losses {lost}")
+    print(f"sched: {len(said)} threads of {threads}, worst error outside idle-vCPU waits {worst:.3f}% "
+          f"(limit {pct}%), {switches} switches out of them, anomalies {anomalies}, guest ring losses {lost}")
     return len(said) == threads and worst <= pct and anomalies == 0 and lost == 0
 
 
