@@ -171,11 +171,13 @@ def sched(d, threads, pct):
     (or woken) onto an idle vCPU from the run-queue clock of its enqueue, while its slice begins when
     the vCPU, woken by the reschedule IPI, gets to run it (tests/vm/README.md, "Steal on the machine
     itself"). So a slice that begins on a CPU whose previous task was the idle task may be charged
-    up to its wait: from the later of the CPU going idle and the thread's own previous switch-out,
-    to the switch-in. The thread's clock must lie within PCT % of [slices, slices + those waits]."""
+    up to its wait: from the latest of the CPU going idle, the thread's own previous switch-out, its
+    last wakeup record and its fork (the enqueue comes after each; a wakeup record follows its
+    enqueue by microseconds), to the switch-in. The thread's clock must lie within PCT % of
+    [slices, slices + those waits]."""
     on = {}         # tid -> switch-in time, while on a CPU
     run = {}        # tid -> ns on a CPU so far
-    out = {}        # tid -> its last switch-out
+    since = {}      # tid -> its last switch-out, wakeup or fork: its enqueue is later
     idle = {}       # cpu -> since when the idle task has run there
     wait = {}       # tid -> ns its slices on a just-idle CPU waited to begin, at most
     woke = {}       # tid -> how many such slices
@@ -191,7 +193,7 @@ def sched(d, threads, pct):
             prev, nxt = int(field(p, "prev_tid")), int(field(p, "next_tid"))
             if prev in on:
                 run[prev] = run.get(prev, 0) + ts - on.pop(prev)
-                out[prev] = ts
+                since[prev] = ts
                 switches += 1
             elif prev in mine and prev in run and prev not in said:
                 anomalies += 1      # switched out but never seen switched in: a record lost
@@ -199,13 +201,17 @@ def sched(d, threads, pct):
                 if nxt in mine and nxt in on and nxt not in said:
                     anomalies += 1  # switched in twice without a switch-out between
                 if prev == 0 and cpu in idle and nxt in mine and nxt not in said:
-                    wait[nxt] = wait.get(nxt, 0) + ts - max(idle[cpu], out.get(nxt, 0))
+                    wait[nxt] = wait.get(nxt, 0) + ts - max(idle[cpu], since.get(nxt, 0))
                     woke[nxt] = woke.get(nxt, 0) + 1
                 on[nxt] = ts
                 run.setdefault(nxt, 0)
                 idle.pop(cpu, None)
             else:
                 idle[cpu] = ts
+        elif layer == "guest_kernel" and name == "sched_wakeup":
+            since[int(field(p, "tid"))] = ts
+        elif layer == "guest_kernel" and name == "process_fork":
+            since[int(field(p, "child_tid"))] = ts
         elif layer == "guest_user" and name == "marker" and field(p, "name") == "cpu":
             tid = int(field(p, "tid"))
             if tid in said:
