@@ -186,6 +186,25 @@ static const char *str_of(const bt_field *f)
 	return bt_field_string_get_value(f);
 }
 
+/*
+ * The string member name of st.  vperf's CTF writes each string as a text sequence counted
+ * by a "NAME_len" member: a length of 0 reads as "", for babeltrace2 2.0.4 (Debian 12) leaves
+ * an empty text sequence's string as the one the field held before (fixed upstream:
+ * https://review.lttng.org/c/babeltrace/+/4528).
+ */
+static const char *text_of(const bt_field *st, const char *name)
+{
+	char len_name[64];
+	const bt_field *len;
+
+	if (snprintf(len_name, sizeof(len_name), "%s_len", name) < (int)sizeof(len_name)) {
+		len = member(st, len_name);
+		if (len && !u64_of(len))
+			return "";
+	}
+	return str_of(member(st, name));
+}
+
 static uint64_t seq_len(const bt_field *f)
 {
 	if (!f || !bt_field_class_type_is(bt_field_get_class_type(f), BT_FIELD_CLASS_TYPE_ARRAY))
@@ -388,7 +407,7 @@ static int take_mmap(struct sink *k, const bt_field *p, uint8_t layer)
 	m->pid = pid;
 	m->guest = guest_layer(layer);
 	m->elf = -1;
-	m->file = strdup(str_of(member(p, "filename")));
+	m->file = strdup(text_of(p, "filename"));
 	s = space_of(k, m->guest, pid, true);
 	if (!m->file || !s || space_add(s, (int32_t)r->nr_maps)) {
 		free(m->file);
@@ -445,7 +464,7 @@ static int take_fork(struct sink *k, const bt_field *p, uint64_t ts, uint8_t lay
 	uint32_t ptid = (uint32_t)u64_of(member(p, "parent_tid"));
 	uint32_t cpid = (uint32_t)u64_of(member(p, "child_pid"));
 	uint32_t ctid = (uint32_t)u64_of(member(p, "child_tid"));
-	const bt_field *ccomm = member(p, "child_comm");	/* vm record's */
+	const char *ccomm = member(p, "child_comm") ? text_of(p, "child_comm") : NULL; /* vm record's */
 	bool guest = guest_layer(layer);
 	int32_t pt = thread_of(k, guest, ptid, false), ct = thread_pid(k, layer, ctid, cpid);
 	struct vperf_report_tlev *e;
@@ -454,8 +473,8 @@ static int take_fork(struct sink *k, const bt_field *p, uint64_t ts, uint8_t lay
 
 	if (ct < 0 || (pt < 0 && (pt = thread_pid(k, layer, ptid, ppid)) < 0))
 		return -ENOMEM;
-	if (ccomm && *str_of(ccomm)) {
-		err = intern(k->r, str_of(ccomm), &k->r->threads[ct].comm);
+	if (ccomm && *ccomm) {
+		err = intern(k->r, ccomm, &k->r->threads[ct].comm);
 		if (err)
 			return err;
 	} else if (k->r->threads[pt].comm != UINT32_MAX) {
@@ -532,8 +551,8 @@ static int take_sched(struct sink *k, const char *name, const bt_field *p, uint6
 	o = thread_pid(k, layer, (uint32_t)u64_of(member(p, "next_tid")), 0);
 	if (t < 0 || o < 0)
 		return -ENOMEM;
-	if (rename_to(r, t, str_of(member(p, "prev_comm"))) ||
-	    rename_to(r, o, str_of(member(p, "next_comm"))))
+	if (rename_to(r, t, text_of(p, "prev_comm")) ||
+	    rename_to(r, o, text_of(p, "next_comm")))
 		return -ENOMEM;
 	err = add_tlev(k, VPERF_REPORT_EV_SCHED_SWITCH, ts, layer, cpu, t, &e);
 	if (!err) {
@@ -559,13 +578,13 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 		/* a new program: a new address space (its mmaps follow), and its name */
 		struct space *s = space_of(k, guest_layer(layer), (uint32_t)u64_of(member(p, "pid")),
 					   false);
-		const bt_field *comm = member(p, "comm");	/* vm record's; else the filename */
+		bool comm = member(p, "comm");	/* vm record's; else the filename */
 		uint32_t tid = (uint32_t)u64_of(member(p, "tid"));
 
 		if (s)
 			s->nr = 0;
 		err = set_comm(k, guest_layer(layer), tid,
-			       str_of(comm ? comm : member(p, "filename")));
+			       text_of(p, comm ? "comm" : "filename"));
 		if (err)
 			return err;
 		kind = VPERF_REPORT_EV_EXEC;
@@ -614,7 +633,7 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 		return err;
 	switch (kind) {
 	case VPERF_REPORT_EV_EXEC:
-		return intern(r, str_of(member(p, "filename")), &e->str);
+		return intern(r, text_of(p, "filename"), &e->str);
 	case VPERF_REPORT_EV_EXIT:
 		e->arg = u64_of(member(p, "exit_code"));
 		return 0;
@@ -631,7 +650,7 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 	case VPERF_REPORT_EV_MARKER:
 		e->arg = u64_of(member(p, "value"));
 		e->arg2 = u64_of(member(p, "kind"));
-		return intern(r, str_of(member(p, "name")), &e->str);
+		return intern(r, text_of(p, "name"), &e->str);
 	default:
 		e->arg = u64_of(member(p, "duration_ns"));
 		e->arg2 = u64_of(member(p, "reason"));
@@ -640,7 +659,7 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 			r->last_ts = ts + e->arg;
 		if (e->arg2 == 2 && u64_of(member(p, "addr")) <= 0xffff)	/* KVM_EXIT_IO: its port */
 			e->other = (int32_t)u64_of(member(p, "addr"));
-		return intern(r, str_of(member(p, "reason_name")), &e->str);
+		return intern(r, text_of(p, "reason_name"), &e->str);
 	}
 }
 
@@ -655,8 +674,8 @@ static int take_ksym(struct sink *k, const bt_field *p, bool guest)
 
 	if (vperf_report_grow(tab, cap, *nr, sizeof(**tab)))
 		return -ENOMEM;
-	name = strdup(str_of(member(p, "name")));
-	mod = strdup(str_of(member(p, "module")));
+	name = strdup(text_of(p, "name"));
+	mod = strdup(text_of(p, "module"));
 	if (!name || !mod) {
 		free(name);
 		free(mod);
@@ -719,7 +738,7 @@ static int take_event(struct sink *k, const bt_message *msg)
 		return take_mmap(k, p, layer);
 	if (!strcmp(name, "comm"))
 		return set_comm(k, guest_layer(layer), (uint32_t)u64_of(member(p, "tid")),
-				str_of(member(p, "comm")));
+				text_of(p, "comm"));
 	if (!strcmp(name, "process_fork"))
 		return take_fork(k, p, ts, layer, cpu);
 	if (!strcmp(name, "kernel_symbol"))
