@@ -39,6 +39,7 @@
 #include <linux/irq_work.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
@@ -687,6 +688,41 @@ static void trace_kernel_text(void)
 	preempt_enable();
 }
 
+/*
+ * Where this module's own code is: an MMAP record (pid 0) per code symbol, "[vperf_guest]NAME"
+ * at its address with its size, for the host to name the module's frames (the System.map it
+ * has holds the kernel image's only).  Its init code is left out: freed once loaded.
+ */
+static void trace_module_symbols(void)
+{
+#ifdef CONFIG_KALLSYMS
+	const struct mod_kallsyms *ks;
+	unsigned int i, n = 0;
+	char *buf;
+
+	preempt_disable();
+	ks = rcu_dereference_sched(THIS_MODULE->kallsyms);
+	buf = *this_cpu_ptr(&trace_path_buf);
+	for (i = 1; ks && i < ks->num_symtab; i++) {
+		const Elf_Sym *sym = &ks->symtab[i];
+		unsigned long addr = kallsyms_symbol_value(sym);
+		int len;
+
+		if ((ks->typetab[i] != 't' && ks->typetab[i] != 'T') || !sym->st_size ||
+		    !ks->strtab[sym->st_name] || within_module_init(addr, THIS_MODULE))
+			continue;
+		len = snprintf(buf, VPERF_MMAP_NAME_MAX, "[%s]%s", THIS_MODULE->name,
+			       ks->strtab + sym->st_name);
+		if (len <= 0 || len >= VPERF_MMAP_NAME_MAX)
+			continue;
+		trace_mmap(NULL, addr, sym->st_size, 0, buf, len);
+		n++;
+	}
+	preempt_enable();
+	pr_debug(VPERF_PR_PREFIX "tracing: %u symbols of this module written\n", n);
+#endif
+}
+
 static void probe_exit(void *data, struct task_struct *p)
 {
 	struct vperf_trace_exit rec;
@@ -1139,6 +1175,9 @@ static int vperf_trace_start(void)
 		goto off;
 	if (vperf_dev.features & VPERF_FEAT_TRACE_MMAP)
 		trace_kernel_text();
+	if ((vperf_dev.features & (VPERF_FEAT_TRACE_MMAP | VPERF_FEAT_TRACE_KSYM)) ==
+	    (VPERF_FEAT_TRACE_MMAP | VPERF_FEAT_TRACE_KSYM))
+		trace_module_symbols();
 	pr_info(VPERF_PR_PREFIX "tracing on: %d rings of %u KiB\n", atomic_read(&trace_rings),
 		READ_ONCE(trace_ring_kb));
 	return 0;

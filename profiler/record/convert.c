@@ -25,6 +25,7 @@
 
 #include <vperf/abi.h>
 #include <vperf/rawrec.h>
+#include <vperf/trace_rec.h>
 
 #include "convert.h"
 #include "ctf.h"
@@ -148,6 +149,15 @@ static const struct vperf_ctf_class_desc classes[NR_EV] = {
 
 enum src { SRC_GUEST, SRC_EXIT, SRC_HOST, SRC_LOST, SRC_INVALID, SRC_FLUSH };
 
+/* A guest module's code symbol, from its MMAP record (pid 0, "[MODULE]NAME", start, len). */
+struct gmsym {
+	uint64_t addr, len;
+	const struct vperf_trace_mmap *rec;
+	uint32_t mod_len;		/* "[MODULE]": the bytes of filename before NAME */
+	uint32_t seq;			/* its order among them: the first of one address wins */
+	bool used;
+};
+
 struct cev {
 	uint64_t ns;			/* host TSC in ns */
 	const void *p;			/* the record in the mapped file, or the host event */
@@ -184,6 +194,8 @@ struct conv {
 	uint64_t min_ns, max_ns;
 	struct vperf_ksyms gsyms;	/* the guest kernel's text symbols */
 	uint64_t gslide;		/* where they run: map address + gslide */
+	struct gmsym *gmods;		/* guest modules' code symbols, by address */
+	size_t nr_gmods;
 	uint64_t nr_flushes;		/* TRACE_FLUSH samples seen (their numbers) */
 #ifdef VPERF_RECORD_HOSTEVENTS
 	struct vperf_hostev_reader *host;
@@ -800,15 +812,111 @@ static size_t meta_env(char *meta, struct vperf_ctf_env *env, size_t max)
 #define KERNEL_START	0xffff800000000000ull	/* x86-64: kernel addresses from here */
 #define CONTEXT_MARKS	0xfffffffffffff001ull	/* perf's PERF_CONTEXT_* callchain marks */
 
+/* The guest module symbol holding ip, or NULL. */
+static struct gmsym *gmsym_find(const struct conv *c, uint64_t ip)
+{
+	size_t lo = 0, hi = c->nr_gmods;
+
+	while (lo < hi) {		/* the first symbol above ip */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->gmods[mid].addr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && ip - c->gmods[lo - 1].addr < c->gmods[lo - 1].len ? &c->gmods[lo - 1] : NULL;
+}
+
 static void gsym_mark(struct conv *c, uint64_t ip)
 {
+	struct gmsym *m;
 	struct vperf_ksym *g;
 
 	if (ip < KERNEL_START || ip >= CONTEXT_MARKS)
 		return;
-	g = vperf_ksyms__find(&c->gsyms, ip - c->gslide);
+	m = gmsym_find(c, ip);
+	if (m) {
+		m->used = true;
+		return;
+	}
+	g = c->gsyms.nr ? vperf_ksyms__find(&c->gsyms, ip - c->gslide) : NULL;
 	if (g)
 		g->used = true;
+}
+
+static int cmp_gmsym(const void *a, const void *b)
+{
+	const struct gmsym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * The guest modules' code symbols their MMAP records describe (a record the file's bytes do
+ * not make valid is skipped), sorted, one per address: c->gmods.  0 or -ENOMEM.
+ */
+static int find_guest_module_syms(struct conv *c)
+{
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < c->nr_ev; i++) {
+		const struct vperf_trace_mmap *x = c->ev[i].p;
+		uint32_t mod_len;
+
+		if (c->ev[i].src != SRC_GUEST || x->h.type != VPERF_TRACE_MMAP || x->h.pid ||
+		    x->h.tid || !x->len || vperf_trace_rec_check(x, x->h.size) != x->h.size)
+			continue;
+		mod_len = vperf_trace_ksym_name_valid(x->filename);
+		if (!mod_len)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 256;
+			struct gmsym *g = realloc(c->gmods, ncap * sizeof(*g));
+
+			if (!g)
+				return -ENOMEM;
+			c->gmods = g;
+			cap = ncap;
+		}
+		c->gmods[n] = (struct gmsym){ .addr = x->start, .len = x->len, .rec = x,
+					      .mod_len = mod_len, .seq = (uint32_t)n };
+		n++;
+	}
+	if (!n)
+		return 0;
+	qsort(c->gmods, n, sizeof(*c->gmods), cmp_gmsym);
+	c->nr_gmods = 0;
+	for (size_t i = 0; i < n; i++)	/* a second name at one address (an alias) is left out */
+		if (!c->nr_gmods || c->gmods[c->nr_gmods - 1].addr != c->gmods[i].addr)
+			c->gmods[c->nr_gmods++] = c->gmods[i];
+	return 0;
+}
+
+/* Mark the guest symbols (kernel image's and modules') that the guest's kernel samples hit. */
+static void mark_guest_syms(struct conv *c)
+{
+	for (size_t i = 0; i < c->nr_ev; i++) {
+		const struct vperf_trace_sample *x = c->ev[i].p;
+
+		if (c->ev[i].src != SRC_GUEST || x->h.type != VPERF_TRACE_SAMPLE)
+			continue;
+		if (!(x->h.flags & VPERF_TRACE_SAMPLE_USER))
+			gsym_mark(c, x->ip);
+		for (uint32_t j = 0; j < x->nr_callchain; j++) {
+			uint64_t a;
+
+			memcpy(&a, (const unsigned char *)x->data + 8 * (x->nr_counts + j), 8);
+			gsym_mark(c, a);
+		}
+	}
+	for (size_t i = 0; i < c->gsyms.nr; i++)
+		c->st->guest_ksyms += c->gsyms.sym[i].used;
+	for (size_t i = 0; i < c->nr_gmods; i++)
+		c->st->guest_module_syms += c->gmods[i].used;
+	c->st->guest_ksyms += c->st->guest_module_syms;
 }
 
 /*
@@ -828,19 +936,23 @@ static int find_guest_ksyms(struct conv *c, const char *path, const char *as)
 	if (!path) {
 		snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note),
 			 "none: no symbol map of the guest kernel was given");
-		return 0;
+		goto none;
 	}
 	for (size_t i = 0; i < c->nr_ev && !kt; i++) {
 		const struct vperf_trace_rec *r = c->ev[i].p;
 
-		if (c->ev[i].src == SRC_GUEST && r->type == VPERF_TRACE_MMAP && !r->pid)
+		if (c->ev[i].src == SRC_GUEST && r->type == VPERF_TRACE_MMAP && !r->pid &&
+		    !((const struct vperf_trace_mmap *)r)->len &&
+		    r->size > sizeof(*kt) + strlen(VPERF_TRACE_MMAP_KERNEL) &&
+		    !memcmp(((const struct vperf_trace_mmap *)r)->filename, VPERF_TRACE_MMAP_KERNEL,
+			    strlen(VPERF_TRACE_MMAP_KERNEL)))
 			kt = (const void *)r;
 	}
 	if (!kt) {
 		snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note),
 			 "none: the guest did not say where its kernel text is (no MMAP record of it: "
 			 "an older vperf_guest.ko, or its record was lost)");
-		return 0;
+		goto none;
 	}
 	gstr(ref_name, sizeof(ref_name), kt->filename + strlen(VPERF_TRACE_MMAP_KERNEL),
 	     kt->h.size - sizeof(*kt) - strlen(VPERF_TRACE_MMAP_KERNEL));
@@ -854,39 +966,33 @@ static int find_guest_ksyms(struct conv *c, const char *path, const char *as)
 			 err ? strerror(-err) : !have_ref ? "it does not name the guest's reference symbol" :
 			 "its addresses are 0 (a kallsyms read without the right to see them)");
 		vperf_ksyms__exit(&c->gsyms);
-		return 0;
+		goto none;
 	}
 	c->gslide = kt->start - ref;
-	for (size_t i = 0; i < c->nr_ev; i++) {
-		const struct vperf_trace_sample *x = c->ev[i].p;
-
-		if (c->ev[i].src != SRC_GUEST || x->h.type != VPERF_TRACE_SAMPLE)
-			continue;
-		if (!(x->h.flags & VPERF_TRACE_SAMPLE_USER))
-			gsym_mark(c, x->ip);
-		for (uint32_t j = 0; j < x->nr_callchain; j++) {
-			uint64_t a;
-
-			memcpy(&a, (const unsigned char *)x->data + 8 * (x->nr_counts + j), 8);
-			gsym_mark(c, a);
-		}
-	}
-	for (size_t i = 0; i < c->gsyms.nr; i++)
-		st->guest_ksyms += c->gsyms.sym[i].used;
+	mark_guest_syms(c);
 	snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note),
 		 "%" PRIu64 " symbols the guest's samples hit, from %s (%s at %#" PRIx64 ": the kernel "
-		 "runs %s%#" PRIx64 " from the map's addresses)", st->guest_ksyms, as, ref_name,
-		 (uint64_t)kt->start, c->gslide >> 63 ? "-" : "+",
+		 "runs %s%#" PRIx64 " from the map's addresses)", st->guest_ksyms - st->guest_module_syms,
+		 as, ref_name, (uint64_t)kt->start, c->gslide >> 63 ? "-" : "+",
 		 c->gslide >> 63 ? -c->gslide : c->gslide);
+	return 0;
+none:
+	mark_guest_syms(c);	/* the modules' own symbols still name their frames */
 	return 0;
 }
 
-/* Write find_guest_ksyms()'s symbols on vCPU 0's guest kernel stream at ns: 0 or -errno. */
+/*
+ * Write the guest symbols the samples hit (find_guest_ksyms()'s, and the modules' own) on
+ * vCPU 0's guest kernel stream at ns: 0 or -errno.
+ */
 static int write_guest_ksyms(struct conv *c, struct vperf_ctf *ctf, uint64_t ns)
 {
 	struct vperf_ctf_stream *s;
 	int err = c->st->guest_ksyms ? vperf_ctf__stream(ctf, VPERF_CTF_GUEST_KERNEL, 0, &s) : 0;
+	char name[VPERF_TRACE_REC_MAX * 2], mod[VPERF_TRACE_KSYM_MOD_MAX * 2 + 8];
 
+	/* the kernel image's (module "") first: babeltrace2 2.0.4 shows an empty string after a
+	 * non-empty one of the same field as the non-empty one (profiler/report/reader.c) */
 	for (size_t i = 0; !err && c->st->guest_ksyms && i < c->gsyms.nr; i++) {
 		const struct vperf_ksym *g = &c->gsyms.sym[i];
 		struct vperf_ctf_value v[] = {
@@ -895,6 +1001,21 @@ static int write_guest_ksyms(struct conv *c, struct vperf_ctf *ctf, uint64_t ns)
 		};
 
 		if (!g->used)
+			continue;
+		err = vperf_ctf__emit(s, EV_KSYM, ns, v, 4);
+		c->st->events++;
+	}
+	for (size_t i = 0; !err && i < c->nr_gmods; i++) {
+		const struct gmsym *m = &c->gmods[i];
+		const char *fn = m->rec->filename;
+		struct vperf_ctf_value v[] = {
+			VPERF_CTF_U64(m->addr), VPERF_CTF_U64(m->len),
+			VPERF_CTF_STR(gstr(name, sizeof(name), fn + m->mod_len,
+					   m->rec->h.size - sizeof(*m->rec) - m->mod_len)),
+			VPERF_CTF_STR(gstr(mod, sizeof(mod), fn, m->mod_len)),
+		};
+
+		if (!m->used)
 			continue;
 		err = vperf_ctf__emit(s, EV_KSYM, ns, v, 4);
 		c->st->events++;
@@ -909,7 +1030,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	struct conv *c;
 	struct vperf_ctf *ctf = NULL;
 	struct vperf_ctf_env env[80];
-	char vdso_note[256];
+	char vdso_note[256], gmod_note[128];
 	char vals[24][24], type_key_buf[VPERF_TRACE_NR_TYPES][48];
 	size_t nr_vals = 0;
 	char clock_note[1024], khz[32], offsets[512], cwhy[256];
@@ -970,8 +1091,10 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 						   sizeof(char *);
 		const char *path = has ? opts->guest_kallsyms : NULL;
 
-		err = find_guest_ksyms(c, path, has && opts->guest_kallsyms_as ?
-					       opts->guest_kallsyms_as : path);
+		err = find_guest_module_syms(c);
+		if (!err)
+			err = find_guest_ksyms(c, path, has && opts->guest_kallsyms_as ?
+						       opts->guest_kallsyms_as : path);
 	}
 	if (err) {
 		err = fail(c, err, "reading the guest kernel's symbols: %s", strerror(-err));
@@ -1000,6 +1123,9 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 		if (*v < 0x20 || *v > 0x7e || *v == '"' || *v == '\\')
 			*v = '?';
 	env[nr_env++] = (struct vperf_ctf_env){ "guest_kernel_symbols", c->st->guest_ksyms_note, false };
+	snprintf(gmod_note, sizeof(gmod_note), "%" PRIu64 " (those samples hit, of %zu the guest's "
+		 "modules described in their own MMAP records)", c->st->guest_module_syms, c->nr_gmods);
+	env[nr_env++] = (struct vperf_ctf_env){ "guest_module_symbols", gmod_note, false };
 	if (opts && opts->size >= offsetof(struct vperf_convert_opts, guest_vdso_note) + sizeof(char *) &&
 	    opts->guest_vdso_note) {
 		snprintf(vdso_note, sizeof(vdso_note), "%s", opts->guest_vdso_note);
@@ -1104,6 +1230,7 @@ out:
 	if (c->map)
 		munmap((void *)c->map, c->map_len);
 	vperf_ksyms__exit(&c->gsyms);
+	free(c->gmods);
 	free(c->ev);
 	free(c);
 	return err;

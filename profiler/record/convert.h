@@ -37,6 +37,7 @@ struct vperf_convert_stats {
 	bool host_events_missing;	/* no host kernel events, see the metadata */
 	uint64_t guest_ksyms;		/* guest kernel symbols written (those samples hit) */
 	char guest_ksyms_note[256];	/* where they came from, or why there are none */
+	uint64_t guest_module_syms;	/* of guest_ksyms, the guest modules' own (their MMAP records) */
 };
 
 struct vperf_convert_opts {

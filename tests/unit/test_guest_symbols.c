@@ -29,6 +29,7 @@
 #define SLIDE		0x2000000ull		/* the guest kernel moved by this much */
 #define USER_START	0x555555554000ull
 #define GUEST_PID	50
+#define MODULE_FN	0xffffffffc0002000ull	/* a guest module's function */
 
 /* Known by its name in this executable's symbol table. */
 int guest_symbols_known_function(int x);
@@ -174,14 +175,20 @@ static void guest_user_and_kernel_frames_are_named_through_mmaps_files_and_syste
 	put_sample(g, &glen, START_TSC + 400 + OFFSET0, GUEST_PID, MAP_SCHEDULE + SLIDE + 0x10, false);
 	put_sample(g, &glen, START_TSC + 500 + OFFSET0, GUEST_PID, 0xffffffffc0001000ull, false);
 	put_sample(g, &glen, START_TSC + 600 + OFFSET0, GUEST_PID + 1, USER_START + fo, true);
+	/* the module's own symbols: one hit (its alias at the same address left out), one not */
+	put_mmap(g, &glen, START_TSC + 650 + OFFSET0, 0, MODULE_FN, 0x100, "[vperf_guest]trace_drain");
+	put_mmap(g, &glen, START_TSC + 651 + OFFSET0, 0, MODULE_FN, 0x100, "[vperf_guest]an_alias");
+	put_mmap(g, &glen, START_TSC + 652 + OFFSET0, 0, MODULE_FN + 0x100, 0x80, "[vperf_guest]unhit");
+	put_sample(g, &glen, START_TSC + 700 + OFFSET0, GUEST_PID, MODULE_FN + 0x20, false);
 	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
 	raw_close(t, true);
 
 	opts.guest_kallsyms = map;
 	if (vperf_convert(t->raw, t->trace, &opts, &st, why, sizeof(why)))
 		fail_msg("vperf_convert: %s", why);
-	assert_int_equal(st.guest_by_type[VPERF_TRACE_MMAP], 2);
-	assert_int_equal(st.guest_ksyms, 1);
+	assert_int_equal(st.guest_by_type[VPERF_TRACE_MMAP], 5);
+	assert_int_equal(st.guest_ksyms, 2);		/* schedule, trace_drain */
+	assert_int_equal(st.guest_module_syms, 1);
 	assert_non_null(strstr(st.guest_ksyms_note, "1 symbols"));
 	assert_non_null(strstr(st.guest_ksyms_note, "runs +0x2000000 from the map"));
 
@@ -196,7 +203,7 @@ static void guest_user_and_kernel_frames_are_named_through_mmaps_files_and_syste
 
 	if (vperf_report__open(t->trace, &r, why, sizeof(why)))
 		fail_msg("vperf_report__open: %s", why);
-	assert_int_equal(r->nr_samples, 4);
+	assert_int_equal(r->nr_samples, 5);
 	assert_int_equal(r->nr_mmap_events, 1);		/* the kernel's text is not a mapping */
 	assert_int_equal(r->nr_guest_files, 1);
 	assert_true(r->have_gksyms);
@@ -207,6 +214,8 @@ static void guest_user_and_kernel_frames_are_named_through_mmaps_files_and_syste
 	assert_int_equal(r->samples[1].layer, 2);	/* guest_kernel */
 	frame_is(r, 2, NULL, VPERF_REPORT_GUEST_KERNEL_DSO);
 	frame_is(r, 3, NULL, VPERF_REPORT_UNKNOWN);
+	frame_is(r, 4, "trace_drain", "[vperf_guest]");
+	assert_int_equal(r->samples[4].layer, 2);
 	assert_true(r->nr_unmapped == 1);
 
 	/* a guest's path may not climb out of the directory the list maps it to */
@@ -229,7 +238,7 @@ static void guest_kernel_symbols_missing_say_why(void **state)
 	struct vperf_convert_opts opts = { .size = sizeof(opts) };
 	struct vperf_convert_stats st = { .size = sizeof(st) };
 	char why[512] = "", map[128];
-	unsigned char g[256];
+	unsigned char g[512];
 	size_t glen = 0;
 
 	snprintf(map, sizeof(map), "%s/System.map", t->base);
@@ -238,19 +247,23 @@ static void guest_kernel_symbols_missing_say_why(void **state)
 	chunk(t, VPERF_RAWREC_META, 0, "vmm_pid=1\nnr_vcpus=1\n", 21);
 	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &off, sizeof(off));
 	put_sample(g, &glen, START_TSC + 400 + OFFSET0, GUEST_PID, MAP_SCHEDULE + 0x10, false);
+	put_mmap(g, &glen, START_TSC + 450 + OFFSET0, 0, MODULE_FN, 0x100, "[vperf_guest]trace_drain");
+	put_sample(g, &glen, START_TSC + 500 + OFFSET0, GUEST_PID, MODULE_FN + 0xff, false);
 	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
 	raw_close(t, true);
 
+	/* a module's own symbols need no map */
 	if (vperf_convert(t->raw, t->trace, NULL, &st, why, sizeof(why)))
 		fail_msg("vperf_convert: %s", why);
-	assert_int_equal(st.guest_ksyms, 0);
+	assert_int_equal(st.guest_ksyms, 1);
+	assert_int_equal(st.guest_module_syms, 1);
 	assert_non_null(strstr(st.guest_ksyms_note, "no symbol map"));
 	assert_int_equal(vt_rmtree(t->trace), 0);
 
 	opts.guest_kallsyms = map;
 	if (vperf_convert(t->raw, t->trace, &opts, &st, why, sizeof(why)))
 		fail_msg("vperf_convert: %s", why);
-	assert_int_equal(st.guest_ksyms, 0);
+	assert_int_equal(st.guest_ksyms, 1);			/* the module's, still */
 	assert_non_null(strstr(st.guest_ksyms_note, "did not say where its kernel text is"));
 }
 

@@ -348,6 +348,52 @@ static void trace_mmap_records_user_and_kernel_pass_malformed_do_not(void **stat
 	assert_int_equal(hv_trace_rec_check(buf, size), 0);
 }
 
+/*
+ * A guest module's code symbol (pid 0, "[MODULE]NAME", its address and size) passes; a
+ * module name out of [A-Za-z0-9_-] or too long, no name, a user address, a length past 2^64, an
+ * offset each fail.
+ */
+static void trace_mmap_module_symbols_pass_malformed_do_not(void **state)
+{
+	_Alignas(8) unsigned char buf[VPERF_TRACE_REC_MAX + 64];
+	char name[128];
+	__u32 size;
+	static const char *const bad[] = {
+		"vperf_guest]x", "[]x", "[vperf_guest]", "[vperf guest]x", "[vperf.guest]x",
+		"[vperf_guest", "[kernel.kallsyms]schedule",
+	};
+
+	(void)state;
+	size = mmap_rec(buf, 0, 0xffffffffc0612000ull, 0x1d0, 0, "[vperf_guest]trace_mmap");
+	assert_int_equal(vperf_trace_rec_check(buf, size), size);
+	assert_int_equal(hv_trace_rec_check(buf, size), size);
+	assert_int_equal(vperf_trace_ksym_name_valid("[vperf_guest]trace_mmap"), 13);
+	assert_int_equal(vperf_trace_ksym_name_valid("[a-b_9]x.isra.0"), 7);
+	memset(name, 'm', sizeof(name));
+	name[0] = '[';
+	memcpy(name + 1 + VPERF_TRACE_KSYM_MOD_MAX, "]f", 3);	/* the longest module name */
+	size = mmap_rec(buf, 0, 0xffffffffc0612000ull, 0x10, 0, name);
+	assert_int_equal(vperf_trace_rec_check(buf, size), size);
+	name[1 + VPERF_TRACE_KSYM_MOD_MAX] = 'm';			/* one byte longer */
+	memcpy(name + 2 + VPERF_TRACE_KSYM_MOD_MAX, "]f", 3);
+	size = mmap_rec(buf, 0, 0xffffffffc0612000ull, 0x10, 0, name);
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size = mmap_rec(buf, 0, 0xffffffffc0612000ull, 0x10, 0, bad[i]);
+		if (vperf_trace_rec_check(buf, size))
+			fail_msg("%s passed", bad[i]);
+	}
+	size = mmap_rec(buf, 0, 0x400000, 0x10, 0, "[vperf_guest]f");		/* user space */
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	size = mmap_rec(buf, 0, ~0ull - 0xf, 0x20, 0, "[vperf_guest]f");	/* past 2^64 */
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	size = mmap_rec(buf, 0, 0xffffffffc0612000ull, 0x10, 8, "[vperf_guest]f");	/* an offset */
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+	size = mmap_rec(buf, 0, 0xffffffffc0612000ull, 0x10, 0, "[vperf_guest]f");
+	((struct vperf_trace_mmap *)buf)->h.tid = 7;				/* a task's */
+	assert_int_equal(vperf_trace_rec_check(buf, size), 0);
+}
+
 /* Copies in and out at every offset around the end of a 64-byte area. */
 static void trace_ring_copies_wrap_at_every_offset(void **state)
 {
@@ -387,6 +433,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(trace_random_markers_module_never_passes_what_host_refuses),
 		cmocka_unit_test(trace_sample_flags_user_and_period_pass_others_do_not),
 		cmocka_unit_test(trace_mmap_records_user_and_kernel_pass_malformed_do_not),
+		cmocka_unit_test(trace_mmap_module_symbols_pass_malformed_do_not),
 		cmocka_unit_test(trace_ring_copies_wrap_at_every_offset),
 	};
 

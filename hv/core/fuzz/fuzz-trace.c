@@ -212,13 +212,18 @@ static void append_record(struct fuzz_in *in, struct vperf_trace_ring *r, uint64
 		size = sizeof(struct vperf_trace_exec) + 8 * (1 + extra % 8);
 		memset(rec + size - 8, 0, 8);
 		break;
-	case VPERF_TRACE_MMAP:		/* a user mapping, or (extra odd) the kernel's text */
+	case VPERF_TRACE_MMAP:		/* a user mapping, the kernel's text, a module's symbol */
 		size = sizeof(struct vperf_trace_mmap) + 8 * (3 + extra % 8);
 		memset(rec + size - 8, 0, 8);
-		if (extra & 1) {
+		if (extra % 3 == 1) {
 			memcpy(rec + sizeof(struct vperf_trace_mmap), VPERF_TRACE_MMAP_KERNEL "x", 18);
 			h->pid = h->tid = 0;
 			((struct vperf_trace_mmap *)rec)->len = 0;
+			((struct vperf_trace_mmap *)rec)->pgoff = 0;
+		} else if (extra % 3 == 2) {
+			memcpy(rec + sizeof(struct vperf_trace_mmap), "[m]f", 4);
+			h->pid = h->tid = 0;
+			((struct vperf_trace_mmap *)rec)->start |= VPERF_TRACE_KSYM_MIN;
 			((struct vperf_trace_mmap *)rec)->pgoff = 0;
 		}
 		break;

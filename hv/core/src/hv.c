@@ -169,7 +169,8 @@ uint32_t vperf_hv__features(const struct vperf_hv *hv)
 	       (hv->host_pmu ? VPERF_FEAT_HW_EVENTS : 0) |
 	       (hv->cfg.doorbell_gpa ? VPERF_FEAT_DOORBELL : 0) |
 	       (hv->ops->nmi_raise ? VPERF_FEAT_OVERFLOW_NMI : 0) |
-	       (hv->ops->trace_records ? VPERF_FEAT_TRACE_V2 | VPERF_FEAT_TRACE_MMAP : 0);
+	       (hv->ops->trace_records ?
+		VPERF_FEAT_TRACE_V2 | VPERF_FEAT_TRACE_MMAP | VPERF_FEAT_TRACE_KSYM : 0);
 }
 
 int vperf_hv__vcpu_enter(struct vperf_hv *hv, int vcpu)

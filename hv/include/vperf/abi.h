@@ -43,6 +43,7 @@
 #define VPERF_FEAT_TRACE_V2	(1u << 6)	/* version 2 rings are recorded (2.5) */
 #define VPERF_FEAT_EVENT_INFO	(1u << 7)	/* VPERF_HC_EVENT_INFO: the host's event list */
 #define VPERF_FEAT_TRACE_MMAP	(1u << 8)	/* the host records VPERF_TRACE_MMAP (2.5) */
+#define VPERF_FEAT_TRACE_KSYM	(1u << 9)	/* ... and guest module symbols in them (2.5) */
 
 /*
  * Doorbell leaf (present when the base leaf's EAX reaches it and the
@@ -338,10 +339,17 @@ struct vperf_trace_lost {
  * bytes.  Or, with pid = tid = 0, where the guest kernel's text is: filename
  * "[kernel.kallsyms]" then a symbol's name, start that symbol's address now,
  * len and pgoff 0 (a kernel loaded at a random base tells its offset so).
+ * Or, with pid = tid = 0 and a host with VPERF_FEAT_TRACE_KSYM, a guest
+ * module's code symbol: filename "[MODULE]SYMBOL" (MODULE 1..55 of
+ * [A-Za-z0-9_-], not "kernel.kallsyms"; SYMBOL not empty), start its address,
+ * len > 0 its size (start + len within 2^64, start at or above
+ * VPERF_TRACE_KSYM_MIN), pgoff 0.
  * filename: NUL-terminated, the rest of the record (size - 48 bytes).  Only
  * written to a host with VPERF_FEAT_TRACE_MMAP.
  */
 #define VPERF_TRACE_MMAP_KERNEL	"[kernel.kallsyms]"
+#define VPERF_TRACE_KSYM_MIN	0xffff800000000000ull	/* x86-64 kernel addresses */
+#define VPERF_TRACE_KSYM_MOD_MAX	55u		/* a module name's bytes (MODULE_NAME_LEN - 1) */
 
 struct vperf_trace_mmap {
 	struct vperf_trace_rec h;

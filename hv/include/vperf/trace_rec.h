@@ -141,6 +141,30 @@ static inline bool vperf_mark_rec_valid(const void *rec, __u32 size)
 }
 
 /*
+ * A module symbol's MMAP name (NUL-terminated): "[MODULE]SYMBOL", MODULE 1 to
+ * VPERF_TRACE_KSYM_MOD_MAX of [A-Za-z0-9_-] (so never the kernel's
+ * "[kernel.kallsyms]"), SYMBOL not empty.  The length of "[MODULE]" (the symbol follows), or 0 if not one.
+ */
+static inline __u32 vperf_trace_ksym_name_valid(const char *name)
+{
+	__u32 i = 1;
+
+	if (name[0] != '[')
+		return 0;
+	for (; name[i] && name[i] != ']'; i++) {
+		char ch = name[i];
+
+		if (i > VPERF_TRACE_KSYM_MOD_MAX ||
+		    !((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		      ch == '_' || ch == '-'))
+			return 0;
+	}
+	if (i == 1 || name[i] != ']' || !name[i + 1])
+		return 0;
+	return i + 1;
+}
+
+/*
  * The size of the valid record at buf (a private copy, avail bytes readable
  * there), or 0 if it is not one: the header's size a multiple of 8 within
  * VPERF_TRACE_REC_MAX and avail, flags only on samples, and each type's own
@@ -215,9 +239,13 @@ static inline __u32 vperf_trace_rec_check(const void *buf, __u32 avail)
 
 		if (size <= off + 1 || b[off] == '\0' || !memchr(b + off, '\0', size - off))
 			return 0;
-		if (!h->pid && !h->tid)	/* the kernel's text: "[kernel.kallsyms]SYMBOL" */
-			return !r->len && !r->pgoff && size > off + klen + 1 && b[off + klen] &&
+		if (!h->pid && !h->tid && !r->len)	/* the kernel's text: "[kernel.kallsyms]SYMBOL" */
+			return !r->pgoff && size > off + klen + 1 && b[off + klen] &&
 			       !memcmp(b + off, VPERF_TRACE_MMAP_KERNEL, klen) ? size : 0;
+		if (!h->pid && !h->tid)	/* a module's code symbol: "[MODULE]SYMBOL" */
+			return !r->pgoff && r->start >= VPERF_TRACE_KSYM_MIN &&
+			       r->start + r->len > r->start &&
+			       vperf_trace_ksym_name_valid((const char *)b + off) ? size : 0;
 		return h->pid && h->tid && r->len && r->start + r->len > r->start ? size : 0;
 	}
 	default:

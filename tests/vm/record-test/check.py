@@ -34,7 +34,8 @@
                                         VPERF's pprof export gives the same two counts (skipped without go)
   check.py demo DIR VPERF               a `vm record -F -g` recording of vperf-demo through every reader: report (stdio,
                                         CSV, JSON; >= 90% of the guest kernel samples named, >= 90% of the guest
-                                        user ones in a known object, vperf-demo's all named), --states rows tiling
+                                        user ones in a known object, vperf-demo's all named, vperf_guest.ko's
+                                        own symbols (>= 100) in the recording), --states rows tiling
                                         each demo thread's wall time, timeline and
                                         flame SVGs rendered by headless Chromium, chrome JSON, folded and go tool
                                         pprof -top holding the report's samples, ctf read by babeltrace2
@@ -674,6 +675,13 @@ def demo(d, vperf):
          f"{named} of them named")
     need(un > 0 and known >= 0.9 * un, f"report -x: guest_user {un} samples, {known} of them in a known object "
          f"(the guest's mmap records)")
+    # vperf_guest.ko's own code: named through the symbols it wrote when tracing started (its MMAP records)
+    said = env(d).get("guest_module_symbols", "")
+    m = re.match(r"(\d+) \(those samples hit, of (\d+) ", said)
+    mod = [x for x in kern if x["dso"] == "[vperf_guest]"]
+    need(m and int(m.group(2)) >= 100 and all(not x["symbol"].startswith("[unknown") for x in mod),
+         f"module symbols: {said!r}; guest_kernel rows in [vperf_guest]: "
+         f"{', '.join(x['symbol'] + ' ' + x['samples'] for x in mod) or 'none'}")
     need(all(not x["symbol"].startswith("[unknown") for x in demo_rows),
          f"report -x: every vperf-demo frame named ({', '.join(x['symbol'] + ' ' + x['samples'] for x in demo_rows)})")
     # the demo's clock reads run in the guest's vDSO: named through L1's image of it (the same kernel's).
@@ -743,9 +751,9 @@ def demo(d, vperf):
         r = run("export", "-i", d, "--to", "pprof", "-o", t + "/p.pb.gz")
         need(r.returncode == 0, f"pprof export (exit {r.returncode})")
         if go:
-            env = dict(os.environ, HOME=t, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", PPROF_TMPDIR=t)
+            goenv = dict(os.environ, HOME=t, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", PPROF_TMPDIR=t)
             p = subprocess.run([go, "tool", "pprof", "-top", "-sample_index=samples", t + "/p.pb.gz"],
-                               capture_output=True, text=True, env=env, cwd=t, timeout=300)
+                               capture_output=True, text=True, env=goenv, cwd=t, timeout=300)
             m = re.search(r"of (\d+) total", p.stdout)
             need(p.returncode == 0 and m and int(m.group(1)) == total, f"go tool pprof -top (exit "
                  f"{p.returncode}): {m.group(1) if m else '?'} samples in all")
