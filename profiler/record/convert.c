@@ -858,35 +858,38 @@ static int cmp_gmsym(const void *a, const void *b)
  * The guest modules' code symbols their MMAP records describe (a record the file's bytes do
  * not make valid is skipped), sorted, one per address: c->gmods.  0 or -ENOMEM.
  */
+/* Event i's guest module symbol record (valid as the file has it), its "[MODULE]" length: or 0. */
+static uint32_t module_sym_at(const struct conv *c, size_t i)
+{
+	const struct vperf_trace_mmap *x = c->ev[i].p;
+
+	if (c->ev[i].src != SRC_GUEST || x->h.type != VPERF_TRACE_MMAP || x->h.pid || x->h.tid ||
+	    !x->len || vperf_trace_rec_check(x, x->h.size) != x->h.size)
+		return 0;
+	return vperf_trace_ksym_name_valid(x->filename);
+}
+
 static int find_guest_module_syms(struct conv *c)
 {
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 
-	for (size_t i = 0; i < c->nr_ev; i++) {
-		const struct vperf_trace_mmap *x = c->ev[i].p;
-		uint32_t mod_len;
-
-		if (c->ev[i].src != SRC_GUEST || x->h.type != VPERF_TRACE_MMAP || x->h.pid ||
-		    x->h.tid || !x->len || vperf_trace_rec_check(x, x->h.size) != x->h.size)
-			continue;
-		mod_len = vperf_trace_ksym_name_valid(x->filename);
-		if (!mod_len)
-			continue;
-		if (n == cap) {
-			size_t ncap = cap ? 2 * cap : 256;
-			struct gmsym *g = realloc(c->gmods, ncap * sizeof(*g));
-
-			if (!g)
-				return -ENOMEM;
-			c->gmods = g;
-			cap = ncap;
-		}
-		c->gmods[n] = (struct gmsym){ .addr = x->start, .len = x->len, .rec = x,
-					      .mod_len = mod_len, .seq = (uint32_t)n };
-		n++;
-	}
+	for (size_t i = 0; i < c->nr_ev; i++)
+		n += !!module_sym_at(c, i);
 	if (!n)
 		return 0;
+	c->gmods = calloc(n, sizeof(*c->gmods));
+	if (!c->gmods)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nr_ev; i++) {
+		const struct vperf_trace_mmap *x = c->ev[i].p;
+		uint32_t mod_len = module_sym_at(c, i);
+
+		if (!mod_len)
+			continue;
+		c->gmods[c->nr_gmods] = (struct gmsym){ .addr = x->start, .len = x->len, .rec = x,
+							.mod_len = mod_len, .seq = (uint32_t)c->nr_gmods };
+		c->nr_gmods++;
+	}
 	qsort(c->gmods, n, sizeof(*c->gmods), cmp_gmsym);
 	c->nr_gmods = 0;
 	for (size_t i = 0; i < n; i++)	/* a second name at one address (an alias) is left out */
