@@ -143,7 +143,8 @@ static inline bool vperf_mark_rec_valid(const void *rec, __u32 size)
 /*
  * A module symbol's MMAP name (NUL-terminated): "[MODULE]SYMBOL", MODULE 1 to
  * VPERF_TRACE_KSYM_MOD_MAX of [A-Za-z0-9_-] (so never the kernel's
- * "[kernel.kallsyms]"), SYMBOL not empty.  The length of "[MODULE]" (the symbol follows), or 0 if not one.
+ * "[kernel.kallsyms]"), SYMBOL not empty.  The length of "[MODULE]" (the
+ * symbol follows), or 0 if not one.
  */
 static inline __u32 vperf_trace_ksym_name_valid(const char *name)
 {
