@@ -15,6 +15,16 @@ VM_EXIT_TIMEOUT=124     # L1 did not power off within --timeout
 VM_EXIT_BOOTFAIL=125    # QEMU failed, or L1 never reached /init
 VM_EXIT_NORESULT=126    # /init ran but printed no VPERF-RESULT line
 VM_EXIT_L1CRASH=122     # L1 triple-faulted (QEMU reset it) before its VPERF-RESULT line
+VM_EXIT_FROZE=121       # the nested stack froze: an L1 CPU stopped giving heartbeats (run-nested.sh)
+
+# Every script that sources this file dies with the process that started it (parent-death signal TERM), so that
+# ending a runner (Ctrl-C, SIGTERM from timeout(1), ctest, a harness) ends the scripts and guests under it, down to
+# run-nested.sh, whose trap ends QEMU. The script re-executes itself once under setpriv(1) for that; its pid stays.
+if [ "${BASH_SOURCE[1]:-}" = "$0" ] && [ "${VPERF_PDEATHSIG_PID:-}" != "$$" ] && [ -z "${VPERF_NO_PDEATHSIG:-}" ] &&
+	command -v setpriv >/dev/null 2>&1; then
+	export VPERF_PDEATHSIG_PID=$$
+	exec setpriv --pdeathsig TERM -- "$BASH" "$0" "$@"
+fi
 
 vm_prog="$(basename "$0" .sh)"
 
@@ -24,6 +34,49 @@ die() {
 	if [[ "${1:-}" =~ ^[0-9]+$ ]]; then rc=$1; shift; fi
 	printf '%s: error: %s\n' "$vm_prog" "$*" >&2
 	exit "$rc"
+}
+
+# vm_lock FILE FD: take the machine-wide lock FILE on FD (flock), one holder at a time. A holder writes its pid
+# and the commands above it into FILE (and run-nested.sh QEMU's pid later); a waiter says who holds it, and says so
+# again every minute. VM_LOCK_FILE is FILE.
+vm_lock() {
+	local file=$1 fd=$2 t0=$EPOCHSECONDS p n=0 cmd
+	VM_LOCK_FILE=$file
+	eval "exec $fd>>\"\$file\""
+	if ! flock -n "$fd"; then
+		say "waiting for $file: $(vm_lock_holder "$file")"
+		until flock -w 60 "$fd"; do
+			say "still waiting for $file after $((EPOCHSECONDS - t0)) s: $(vm_lock_holder "$file")"
+		done
+		say "took $file after $((EPOCHSECONDS - t0)) s"
+	fi
+	{
+		echo "holder pid $$ since $(date -u +%FT%TZ)"
+		p=$$
+		while [ "$p" -gt 1 ] && [ "$n" -lt 6 ] && [ -r "/proc/$p/cmdline" ]; do
+			cmd=$(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-200)
+			echo "  pid $p: $cmd"
+			p=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null || echo 0)
+			n=$((n + 1))
+		done
+	} >"$file"
+}
+# vm_lock_holder FILE: who holds it, as its holder wrote it (and whether that pid still lives)
+vm_lock_holder() {
+	local pid cmd top qemu line
+	pid=$(sed -n 's/^holder pid \([0-9][0-9]*\).*/\1/p' "$1" 2>/dev/null | head -1)
+	if [ -z "$pid" ]; then
+		echo "held by a process that did not say who it is"
+		return
+	fi
+	cmd=$(sed -n 's/^  pid [0-9]*: //p' "$1" | head -1)
+	top=$(sed -n 's/^  pid [0-9]*: //p' "$1" | tail -n 1)
+	qemu=$(sed -n 's/^qemu pid \([0-9][0-9]*\).*/\1/p' "$1" | head -1)
+	line="held by pid $pid ($cmd)"
+	kill -0 "$pid" 2>/dev/null || line="$line, which has ended: a process it left holds the lock"
+	[ "$top" = "$cmd" ] || line="$line, started under: $top"
+	[ -z "$qemu" ] || line="$line; QEMU pid $qemu$(kill -0 "$qemu" 2>/dev/null || echo ' (ended)')"
+	echo "$line"
 }
 
 # need_cmd CMD PACKAGE: fail with a fix-it message when CMD is not on PATH.

@@ -5,7 +5,8 @@
 #
 # One retry, on the nested stack only, loudly, with the first run's log kept as LOG.first and the reason printed;
 # every case is judged on the second run. Reasons, all ones no case asks for:
-# - the run timed out (124) or its guest crashed (123: L2; 122: L1 triple-faulted, QEMU's reset log says so).
+# - the run timed out (124), the nested stack froze (121: an L1 CPU stopped giving heartbeats, run-nested.sh says
+#   which, within 90 s) or its guest crashed (123: L2; 122: L1 triple-faulted, QEMU's reset log says so).
 #   Under QEMU TCG a guest now and then stops dead or triple-faults without a word: QEMU's emulated SVM (7.2 and
 #   10.0.2) now and then stores L1's own registers as the L2 guest's at a world switch, or leaves an L1 CPU
 #   halted with its interrupts pending (tests/vm/README.md, "Freezes", 2026-11-26: the evidence);
@@ -55,6 +56,7 @@ if [ "$nested" = 1 ]; then
 	124) retry="the nested guest timed out (status 124; a QEMU TCG freeze?)" ;;
 	123) retry="the nested guest crashed (L2, status 123)" ;;
 	122) retry="the nested guest crashed (L1 triple fault, status 122)" ;;
+	121) retry="the nested stack froze (status 121: $(grep -a -m1 -o 'nested stack froze (emulated SVM): [^;]*' "$log"))" ;;
 	*) if grep -aqE '^(vmm-test|device-test|kmod-test|guest-stat|vm-record): FAIL' "$log"; then
 		if [ "$stolen" -ge "$STEAL_PCT" ]; then
 			retry="cases failed while this machine lost $stolen% of its CPU time to steal"
@@ -62,6 +64,8 @@ if [ "$nested" = 1 ]; then
 			retry="cases failed and an L2 guest triple-faulted ($(grep -a -m1 'triple fault (KVM_EXIT_SHUTDOWN)' "$log"))"
 		elif grep -aq 'timeout: L1 still running after' "$log"; then
 			retry="cases failed and L1 itself stopped in one of their runs (run-nested.sh's timeout): the status-124 case above"
+		elif grep -aq 'nested stack froze (emulated SVM)' "$log"; then
+			retry="cases failed and L1 froze in one of their runs ($(grep -a -m1 -o 'nested stack froze (emulated SVM): [^;]*' "$log"))"
 		elif grep -aq 'vperf-vmm: error: timeout: the guest still runs' "$log" &&
 			grep -aqE "$L1_STATE_AS_L2" "$log"; then
 			retry="cases failed and an L2 guest stopped dead with nothing mapped at its RIP ($(
@@ -81,9 +85,9 @@ if [ -n "$retry" ]; then
 	run "$@"
 	echo "batch $*: the second run lost $stolen% of this machine's CPU time to steal"
 fi
-grep -aE '^(vmm-test|device-test|kmod-test|guest-stat|vm-record): ' "$log" || true
+grep -aE '^(vmm-test|device-test|kmod-test|guest-stat|vm-record|runner-test): ' "$log" || true
 case "$st" in
-124 | 125 | 126 | 123 | 122 | 2)
+124 | 125 | 126 | 123 | 122 | 121 | 2)
 	# a crash too: its cases fail as not reported, and this batch says what ended the run
 	[ -z "$retry" ] || { echo "batch $*: the first run ($retry), last lines of $kept:"; tail -40 "$kept"; }
 	echo "batch $* failed to run (status $st); last lines of $log:"; tail -40 "$log"; exit "$st" ;;

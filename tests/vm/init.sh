@@ -4,7 +4,7 @@
 # 1. mounts proc, sys, dev, tmp
 # 2. insmods the modules listed in /etc/vperf/modules (paths under /lib/modules/<kver>, in load order)
 # 3. reports /dev/kvm; starts vperf-keys (holds static keys raised: a QEMU TCG hang, see its source), then
-#    brings the CPUs that maxcpus=1 left offline online
+#    brings the CPUs that maxcpus=1 left offline online, then (vperf.hb=TTY) starts vperf-heartbeat on TTY
 # 4. runs the payload: kernel parameter vperf.run=PATH, else /payload/run.sh, else a built-in check
 #    (vperf.shell=1 instead starts an interactive shell on the console, for debugging)
 # 5. prints "<TAG>-RESULT: status=N", hands N to the VMM when it is vperf-vmm (vperf-call exit N: the vperf
@@ -54,11 +54,13 @@ log "KTEXT: $(grep -m1 ' _text$' /proc/kallsyms | cut -d' ' -f1)"
 # Kernel parameters. Parameters with a dot never reach init's environment, so parse /proc/cmdline.
 RUN=""
 SHELL_MODE=0
+HEARTBEAT=""
 # shellcheck disable=SC2013 # words, not lines
 for word in $(cat /proc/cmdline); do
 	case "$word" in
 	vperf.run=*) RUN=${word#vperf.run=} ;;
 	vperf.shell=1) SHELL_MODE=1 ;;
+	vperf.hb=*) HEARTBEAT=${word#vperf.hb=} ;;
 	esac
 done
 
@@ -111,6 +113,15 @@ for c in /sys/devices/system/cpu/cpu[0-9]*/online; do
 	echo 1 >"$c" || log "CPU: cannot bring ${c%/online} online"
 done
 [ "$late" = 0 ] || log "CPUS: $(grep -c '^processor' /proc/cpuinfo) online"
+# vperf.hb=ttyS1: a beat per CPU on that port, which the runner watches to tell a frozen guest (run-nested.sh)
+if [ -n "$HEARTBEAT" ]; then
+	if [ -x /bin/vperf-heartbeat ] && [ -c "/dev/$HEARTBEAT" ]; then
+		vperf-heartbeat "/dev/$HEARTBEAT" </dev/null >/dev/null 2>/tmp/vperf-heartbeat.log &
+		log "HEARTBEAT: on /dev/$HEARTBEAT, every 3 s from each CPU"
+	else
+		log "HEARTBEAT: none: no /bin/vperf-heartbeat or no /dev/$HEARTBEAT"
+	fi
+fi
 VPERF_TAG=$TAG
 VPERF_KVER=$KVER
 export VPERF_KVM VPERF_TAG VPERF_KVER

@@ -137,7 +137,8 @@ STAMP_NEW="$(
 		echo "kver $KVER"
 		echo "modules ${ORDER[*]}"
 		sha256sum "$VM_DIR/init.sh" "$VM_DIR/mkimage.sh" "$VM_DIR/common.sh" "$BUSYBOX" "$TREE/boot/vmlinuz-$KVER" \
-			"$VM_DIR/guest/vperf-call.c" "$VM_DIR/guest/vperf-keys.c" "$REPO_DIR/hv/include/vperf/abi.h"
+			"$VM_DIR/guest/vperf-call.c" "$VM_DIR/guest/vperf-keys.c" "$VM_DIR/guest/vperf-heartbeat.c" \
+			"$REPO_DIR/hv/include/vperf/abi.h"
 	} | sha256sum | cut -d' ' -f1
 )"
 if [ -s "$OUTDIR/.stamp" ] && [ "$(cat "$OUTDIR/.stamp")" = "$STAMP_NEW" ] &&
@@ -156,6 +157,9 @@ gcc -std=c11 -O2 -Wall -Wextra -static -I "$REPO_DIR/hv/include" -o "$STAGE/vper
 # Keeps the static keys that KVM, perf and vperf_guest.ko flip raised (see the program's comment: a TCG hang).
 gcc -std=c11 -O2 -Wall -Wextra -static -o "$STAGE/vperf-keys" "$VM_DIR/guest/vperf-keys.c" ||
 	die "building guest/vperf-keys.c failed"
+# A beat per CPU on a serial port of its own: run-nested.sh tells a frozen L1 by it (see the program's comment).
+gcc -std=c11 -O2 -Wall -Wextra -static -pthread -o "$STAGE/vperf-heartbeat" "$VM_DIR/guest/vperf-heartbeat.c" ||
+	die "building guest/vperf-heartbeat.c failed"
 
 # stage_rootfs DIR TAG: busybox, its applet links, /init, /bin/vperf-call, /etc/vperf/tag.
 stage_rootfs() {
@@ -170,6 +174,7 @@ stage_rootfs() {
 	install -m 0755 "$VM_DIR/init.sh" "$d/init"
 	install -m 0755 "$STAGE/vperf-call" "$d/bin/vperf-call"
 	install -m 0755 "$STAGE/vperf-keys" "$d/bin/vperf-keys"
+	install -m 0755 "$STAGE/vperf-heartbeat" "$d/bin/vperf-heartbeat"
 	echo "$tag" >"$d/etc/vperf/tag"
 	: >"$d/etc/vperf/modules"
 	echo "root:x:0:0:root:/root:/bin/sh" >"$d/etc/passwd"

@@ -11,6 +11,8 @@
 #   125 boot failure (QEMU failed, or the kernel never reached /init)
 #   126 no result line (/init started but no "VPERF-RESULT: status=N" line was seen)
 #   122 L1 triple-faulted before its result line (QEMU's reset log, <run dir>/qemu-reset.log, says so)
+#   121 the nested stack froze: an L1 CPU stopped (no heartbeat; see Freezes below); registers in the run dir
+#   128+N stopped by signal N (TERM, INT, HUP) before L1 finished
 #     2 usage error, missing image or tool
 #
 # Options:
@@ -28,6 +30,14 @@
 #   --log FILE      console log (default: <run dir>/console.log; the run dir is printed)
 #   --quiet         do not stream the console (the log is still written; the tail is shown on failure)
 #   --shell         interactive busybox shell in L1 instead of a command (needs a terminal)
+#   --grace S       on SIGTERM, SIGINT or SIGHUP give L1 S seconds to finish before it is ended (default 0: at
+#                   once); for a caller that stops its guest its own way (vm-run.sh --record); a second signal
+#                   ends it at once
+#
+# Freezes: L1's /init starts vperf-heartbeat (vperf.hb=ttyS1), a beat from every L1 CPU every 3 s on a second
+# serial port. When no beat comes within 90 s of QEMU's start (VPERF_HB_BOOT_LIMIT), or a CPU misses its beats for
+# 45 s (VPERF_HB_LIMIT), the stack is called frozen: L1's registers are dumped (QEMU's monitor), QEMU is ended and
+# the status is 121. QEMU runs in a session of its own and dies with this script, however it ends.
 #
 # Only one QEMU runs at a time on this machine: runs queue on build-vm/qemu.lock.
 #
@@ -52,6 +62,7 @@ LOG=""
 QUIET=0
 COMPRESS=none
 SHELL_MODE=0
+GRACE=0
 DISKS=()
 CMD=()
 while [ $# -gt 0 ]; do
@@ -67,12 +78,14 @@ while [ $# -gt 0 ]; do
 	--compress) COMPRESS=${2:?}; shift 2 ;;
 	--disk) DISKS+=("${2:?--disk needs an image file}"); shift 2 ;;
 	--shell) SHELL_MODE=1; shift ;;
+	--grace) GRACE=${2:?--grace needs seconds}; shift 2 ;;
 	-h | --help) usage 0 ;;
 	--) shift; CMD=("$@"); break ;;
 	*) say "unknown argument '$1'"; usage "$VM_EXIT_USAGE" ;;
 	esac
 done
 [[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "$VM_EXIT_USAGE" "--timeout wants whole seconds, got '$TIMEOUT'"
+[[ "$GRACE" =~ ^[0-9]+$ ]] || die "$VM_EXIT_USAGE" "--grace wants whole seconds, got '$GRACE'"
 [[ "$SMP" =~ ^[1-9][0-9]*$ ]] || die "$VM_EXIT_USAGE" "--smp (or VPERF_L1_SMP) wants a positive number of L1 vCPUs, got '$SMP'"
 case "$COMPRESS" in gzip | none) ;; *) die "$VM_EXIT_USAGE" "--compress wants gzip or none, got '$COMPRESS'" ;; esac
 for d in "${DISKS[@]}"; do
@@ -84,7 +97,8 @@ need_cmd qemu-system-x86_64 qemu-system-x86
 need_cmd cpio cpio
 need_cmd gzip gzip
 need_cmd flock util-linux
-need_cmd timeout coreutils
+need_cmd setpriv util-linux
+need_cmd setsid util-linux
 
 # --- image ---------------------------------------------------------------------------------------------------
 if [ ! -s "$IMAGE/vmlinuz" ] || [ ! -s "$IMAGE/initrd-l1.gz" ]; then
@@ -181,6 +195,17 @@ fi
 [ "$SHELL_MODE" = 0 ] || KARGS="$KARGS vperf.shell=1"
 [ -z "$APPEND" ] || KARGS="$KARGS $APPEND"
 
+# The heartbeat port: L1's ttyS1 (the console is ttyS0) into a file, which the watchdog reads (see Freezes above).
+HB=1
+HBFILE="$RUNDIR/heartbeat"
+: >"$HBFILE"
+BOOT_LIMIT=${VPERF_HB_BOOT_LIMIT:-90}
+HB_LIMIT=${VPERF_HB_LIMIT:-45}
+[[ "$BOOT_LIMIT" =~ ^[0-9]+$ && "$HB_LIMIT" =~ ^[0-9]+$ ]] ||
+	die "$VM_EXIT_USAGE" "VPERF_HB_BOOT_LIMIT and VPERF_HB_LIMIT want whole seconds"
+# VPERF_HB_BOOT_LIMIT=0 (a debugging session, e.g. with gdb attached) or an interactive shell: no freeze detection
+[ "$BOOT_LIMIT" != 0 ] && [ "$SHELL_MODE" = 0 ] || HB=0
+[ "$HB" = 0 ] || KARGS="$KARGS vperf.hb=ttyS1"
 # shellcheck disable=SC2054 # the commas are QEMU option syntax
 QEMU=(qemu-system-x86_64
 	-accel "${VPERF_QEMU_ACCEL:-tcg,thread=multi}" -cpu qemu64,+svm,+npt -smp "$SMP" -m "$MEM"
@@ -194,15 +219,13 @@ QEMU+=(-monitor "unix:$MON,server=on,wait=off")
 QLOG="$RUNDIR/qemu-reset.log"
 QEMU+=(-d cpu_reset -D "$QLOG")
 for d in "${DISKS[@]}"; do QEMU+=(-drive "file=$d,format=raw,if=virtio"); done
+# ttyS0 stays the console on stdio; a -serial of our own would otherwise take its place
+[ "$HB" = 0 ] || QEMU+=(-serial stdio -chardev "file,id=vperfhb,path=$HBFILE" -serial chardev:vperfhb)
 # shellcheck disable=SC2206 # debugging aid: extra QEMU arguments, split on blanks
 [ -z "${VPERF_QEMU_EXTRA:-}" ] || QEMU+=($VPERF_QEMU_EXTRA)
 
 # --- one QEMU at a time --------------------------------------------------------------------------------------
-exec 9>"$VPERF_VM_BUILD/qemu.lock"
-if ! flock -n 9; then
-	say "another QEMU is running (build-vm/qemu.lock); waiting for it"
-	flock 9
-fi
+vm_lock "$VPERF_VM_BUILD/qemu.lock" 9
 
 say "run dir $RUNDIR; console log $LOG"
 say "initrd $(du -h "$INITRD" | cut -f1); kernel command line: $KARGS"
@@ -219,7 +242,7 @@ if [ "$SHELL_MODE" = 1 ]; then
 	exit "$RESULT"
 fi
 
-# --- boot, stream, time ---------------------------------------------------------------------------------------
+# --- boot, stream, watch, time --------------------------------------------------------------------------------
 TFILE="$RUNDIR/timing"
 : >"$TFILE"
 stream() {
@@ -243,27 +266,144 @@ stream() {
 }
 
 shopt -s extglob
-T0=$EPOCHREALTIME
 REGS="$RUNDIR/l1-registers.txt"
-# shellcheck disable=SC2317 # runs in the background subshell below
 dump_regs() {	# RIPs also as _text + offset, where L1 said where KASLR put _text
 	local ktext
 	ktext=$(sed -n 's/.*VPERF-KTEXT: \([0-9a-f][0-9a-f]*\).*/\1/p' "$LOG" | head -1)
 	python3 "$VM_DIR/qemu-regs.py" "$MON" ${ktext:+"$ktext"}
 }
-# its output away from ours: a sleep left holding our stdout would keep a pipe reader waiting
-( sleep "$((TIMEOUT > 20 ? TIMEOUT - 10 : TIMEOUT / 2))" && dump_regs >"$REGS" 2>&1 ) </dev/null >/dev/null 2>&1 &
-DUMPER=$!
+
+# The watchdog (below) ends QEMU and leaves its reason here: "froze ..." or "timeout ...".
+VERDICT="$RUNDIR/verdict"
+: >"$VERDICT"
+# stop_qemu PID: TERM, and KILL 10 s later if it is still there.
+stop_qemu() {
+	local i
+	kill -TERM "$1" 2>/dev/null || return 0
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$1" 2>/dev/null || true
+}
+# watchdog QPID: the run's clock. It ends QEMU
+# - when L1 froze: no heartbeat at all within $BOOT_LIMIT s of QEMU's start (L1's /init starts it once the
+#   CPUs are online), or one of the CPUs that beat missed its beats for $HB_LIMIT s (vperf-heartbeat: a thread
+#   bound to each L1 CPU writes to ttyS1 every 3 s; a CPU that stops never writes again, while the other may go
+#   on printing, even RCU stall reports). L1's registers are dumped first (QEMU's monitor).
+# - at --timeout (registers dumped 10 s before, as before).
+# - after a stop was asked for (STOPFILE, by the signal trap) and the grace period is over.
+watchdog() {
+	local qpid=$1 now t_hb_start="" cpus="" c seq line
+	local -A last_seq=() last_change=()
+	local dumped=0
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 1
+		now=$EPOCHSECONDS
+		if [ -s "$STOPFILE" ]; then
+			read -r line c seq <"$STOPFILE"	# deadline, signal number and name
+			if [ "$now" -ge "$line" ]; then
+				echo "signal $c $seq" >"$VERDICT"
+				stop_qemu "$qpid"
+				return
+			fi
+		fi
+		if [ "$((now - T0S))" -ge "$TIMEOUT" ]; then
+			echo "timeout" >"$VERDICT"
+			stop_qemu "$qpid"
+			return
+		fi
+		if [ "$dumped" = 0 ] && [ "$TIMEOUT" -gt 20 ] && [ "$((now - T0S))" -ge "$((TIMEOUT - 10))" ]; then
+			dump_regs >"$REGS" 2>&1
+			dumped=1
+		fi
+		[ "$HB" = 1 ] || continue
+		# the result line is out: L1 powers off now, whatever its CPUs do
+		grep -aq 'VPERF-RESULT:' "$LOG" && continue
+		if [ ! -s "$HBFILE" ]; then
+			if [ "$((now - T0S))" -ge "$BOOT_LIMIT" ]; then
+				if grep -aq 'VPERF-INIT:' "$LOG"; then
+					echo "froze: L1 started /init but no heartbeat came within ${BOOT_LIMIT} s of QEMU's start" >"$VERDICT"
+				else
+					echo "froze: L1 did not reach /init within ${BOOT_LIMIT} s of QEMU's start" >"$VERDICT"
+				fi
+				dump_regs >"$REGS" 2>&1
+				stop_qemu "$qpid"
+				return
+			fi
+			continue
+		fi
+		[ -n "$t_hb_start" ] || t_hb_start=$now
+		# the newest beat of each CPU, and the CPUs the heartbeat bound itself to
+		while read -r c seq; do
+			if [ "$c" = start ]; then
+				cpus=$seq
+				continue
+			fi
+			if [ "${last_seq[$c]:-}" != "$seq" ]; then
+				last_seq[$c]=$seq
+				last_change[$c]=$now
+			fi
+		done < <(tail -n 64 "$HBFILE" | tr -d '\r' | awk '
+			/^vperf-hb: start cpus=/ { sub(/.*cpus=/, ""); sub(/ .*/, ""); print "start", $0; next }
+			/^vperf-hb: cpu=[0-9]+ seq=[0-9]+$/ { split($2, a, "="); split($3, b, "="); s[a[2]] = b[2] }
+			END { for (c in s) print c, s[c] }')
+		for c in ${cpus//,/ }; do
+			line=${last_change[$c]:-$t_hb_start}
+			if [ "$((now - line))" -ge "$HB_LIMIT" ]; then
+				echo "froze: L1 CPU $c gave no heartbeat for $((now - line)) s (its last: seq ${last_seq[$c]:-none})" >"$VERDICT"
+				dump_regs >"$REGS" 2>&1
+				stop_qemu "$qpid"
+				return
+			fi
+		done
+	done
+}
+
+# Signals: with --grace 0 (the default) a TERM, INT or HUP ends L1 at once; with --grace S the caller stops
+# the guest its own way (vm-run.sh --record asks L1 to stop and bring the recording back) and L1 gets S s for
+# that, then is ended; a second signal ends it at once. QEMU runs in a session of its own (a terminal's Ctrl-C
+# reaches it only through here) and dies with this script even when this script is killed (parent-death signal).
+STOPFILE="$RUNDIR/stop-at"
+: >"$STOPFILE"
+on_signal() {	# NAME NUMBER
+	if [ "$GRACE" -gt 0 ] && [ ! -s "$STOPFILE" ]; then
+		say "SIG$1: L1 has ${GRACE} s to finish (the caller stops its guest), then it is ended"
+		echo "$((EPOCHSECONDS + GRACE)) $2 $1" >"$STOPFILE"
+		return
+	fi
+	say "SIG$1: ending L1 (QEMU pid $QPID)"
+	echo "signal $2 $1" >"$VERDICT"
+	stop_qemu "$QPID"
+}
+
+FIFO="$RUNDIR/console.fifo"
+mkfifo "$FIFO"
+T0=$EPOCHREALTIME
+T0S=$EPOCHSECONDS
 set +e
-timeout -k 10 "$TIMEOUT" "${QEMU[@]}" </dev/null 2>&1 | stream
-rcs=("${PIPESTATUS[@]}")
-pkill -P "$DUMPER" 2>/dev/null	# its sleep
-kill "$DUMPER" 2>/dev/null
-wait "$DUMPER" 2>/dev/null
+# pdeathsig: if this script dies by SIGKILL, so does QEMU; setsid: a terminal's signals reach QEMU only through
+# this script's trap. Both exec in place, so $! is QEMU's pid.
+setpriv --pdeathsig KILL -- setsid "${QEMU[@]}" </dev/null >"$FIFO" 2>&1 &
+QPID=$!
+echo "qemu pid $QPID" >>"$VM_LOCK_FILE"
+# Only QEMU keeps the lock's descriptor: the lock is free the moment QEMU is gone, whatever is left of the rest.
+stream <"$FIFO" 9>&- &
+SPID=$!
+watchdog "$QPID" </dev/null >/dev/null 2>&1 9>&- &
+WPID=$!
+trap 'on_signal TERM 15' TERM
+trap 'on_signal INT 2' INT
+trap 'on_signal HUP 1' HUP
+while kill -0 "$QPID" 2>/dev/null; do wait "$QPID"; done
+wait "$QPID"
+QRC=$?
+trap - TERM INT HUP
+wait "$SPID"
+kill "$WPID" 2>/dev/null
+wait "$WPID" 2>/dev/null
 set -e
 T1=$EPOCHREALTIME
-QRC=${rcs[0]}
-
 tget() { awk -v k="$1" '$1 == k { v = $2 } END { print v }' "$TFILE"; }
 TINIT=$(tget init)
 TSTART=$(tget start)
@@ -277,15 +417,35 @@ timing="total $(elapsed "$T0" "$T1") s"
 say "timing (wall): $timing"
 
 show_tail() { [ "$QUIET" = 0 ] || { say "last console lines:"; tail -n 25 "$LOG" >&2; }; }
+show_regs() {	# WHEN
+	[ -s "$REGS" ] || return 0
+	grep '^qemu-regs: CPU' "$REGS" | sed 's/^qemu-regs: /run-nested: L1 /' >&2 || true
+	say "L1's vCPUs' registers $1: $REGS"
+}
 
-if [ "$QRC" = 124 ] || [ "$QRC" = 137 ]; then
+verdict=$(cat "$VERDICT")
+case "$verdict" in
+froze*)
 	show_tail
-	if [ -s "$REGS" ]; then
-		grep '^qemu-regs: CPU' "$REGS" | sed 's/^qemu-regs: /run-nested: L1 /' >&2 || true
-		say "L1's vCPUs' registers before the timeout: $REGS"
-	fi
+	show_regs "when the freeze was seen"
+	# what the kernels said about it (L1's and L2's lines share this console)
+	grep -aE 'rcu: INFO|self-detected stall|soft lockup|hard LOCKUP|Watchdog detected' "$LOG" | tail -n 4 |
+		sed 's/^/run-nested: console: /' >&2 || true
+	die "$VM_EXIT_FROZE" "nested stack froze (emulated SVM): ${verdict#froze: }; QEMU ended $(elapsed "$T0" "$T1") s after its start (log $LOG; heartbeat $HBFILE)"
+	;;
+timeout)
+	show_tail
+	show_regs "before the timeout"
 	die "$VM_EXIT_TIMEOUT" "timeout: L1 still running after ${TIMEOUT}s; QEMU killed (log $LOG)"
-fi
+	;;
+signal*)
+	# a result line that came first stands: L1 finished in the grace period
+	if ! grep -aq 'VPERF-RESULT:' "$LOG"; then
+		read -r _ signo signame <<<"$verdict"
+		die "$((128 + signo))" "stopped by SIG$signame before L1 finished: QEMU ended (log $LOG)"
+	fi
+	;;
+esac
 if grep -q 'Initramfs unpacking failed' "$LOG"; then
 	say "warning: the L1 kernel could not unpack the whole initramfs (payload missing?): $(grep -m1 'Initramfs unpacking failed' "$LOG")"
 fi

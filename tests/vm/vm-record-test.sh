@@ -51,7 +51,7 @@
 #             `vperf vm record` still brings the recording back and converts it up to its last whole chunk, and
 #             babeltrace2 reads it with exit 0; each thread's markers are a gap-free prefix 0..k-1, >= 1000 in all
 # A failed case's recording is kept in ./vmrecord-failed/<case> (or $VPERF_RECORD_KEEP/<case>) for diagnosis.
-# Exit status: 0 all passed, 1 a case failed, or the run's status (122/123/124/125/126) when the guest did not run.
+# Exit status: 0 all passed, 1 a case failed, or the run's status (121..126) when the guest did not run.
 set -uo pipefail
 VPERF=${1:?usage: vm-record-test.sh VPERF MARKS}
 MARKS=${2:?usage: vm-record-test.sh VPERF MARKS}
@@ -70,7 +70,7 @@ st=$?
 cat "$WORK/out"
 echo "vm-record: vperf vm record exited with status $st"
 case "$st" in
-122 | 123 | 124 | 125 | 126) echo "vm-record: the guest run ended with status $st"; exit "$st" ;;
+121 | 122 | 123 | 124 | 125 | 126) echo "vm-record: the guest run ended with status $st"; exit "$st" ;;
 esac
 
 fails=0
@@ -85,13 +85,13 @@ verdict() { # CASE OK DETAIL [RECORDING]
 	fi
 }
 
-# why a recorded run ended early (status 122..126), in a verdict's words: vperf-vmm's timeout or crash dump (which
+# why a recorded run ended early (status 121..126), in a verdict's words: vperf-vmm's timeout or crash dump (which
 # vCPU, where, what code is there) and run-nested.sh's word on L1, so that a failure in CI's log says which of the
 # nested stack's known failures it was (tests/vm/README.md, "Freezes") or that it is none of them
 stopped() { # STATUS OUTPUT-FILE
-	case "$1" in 122 | 123 | 124 | 125 | 126) ;; *) return ;; esac
+	case "$1" in 121 | 122 | 123 | 124 | 125 | 126) ;; *) return ;; esac
 	printf '; how it stopped: '
-	grep -aE 'vperf-vmm: error: (timeout|vcpu[0-9]+: (rip |code at |triple fault|[0-9]+ KVM_RUNs))|run-nested: .*(timeout: L1|[Tt]riple fault|registers)|Kernel panic|soft lockup|RCU stall|rcu_sched detected|BUG: |Oops' "$2" |
+	grep -aE 'vperf-vmm: error: (timeout|vcpu[0-9]+: (rip |code at |triple fault|[0-9]+ KVM_RUNs))|run-nested: .*(timeout: L1|nested stack froze|[Tt]riple fault|registers)|Kernel panic|soft lockup|RCU stall|rcu_sched detected|BUG: |Oops' "$2" |
 		head -12 | cut -c1-300 | paste -sd'|'
 }
 

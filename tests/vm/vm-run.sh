@@ -54,7 +54,8 @@
 # command line as one word: -- 'ls / | wc -l'.
 #
 # Exit status: COMMAND's (0..255 as the guest reported it), or 123 guest crash, 124 timeout, 125 VMM or boot
-# failure, 126 no result, 122 (nested) L1 triple-faulted, 2 usage error.
+# failure, 126 no result, 122 (nested) L1 triple-faulted, 121 (nested) the nested stack froze (an L1 CPU stopped), 2
+# usage error. SIGTERM, SIGINT or SIGHUP end the guest (with --record: after it brought the recording back).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
@@ -437,12 +438,18 @@ DISK="$OUT/record.img"
 truncate -s "$((RECORD_MAX + 1 + L1_KSYMS_MAX))M" "$DISK"
 l1_mem=$((MEM + RECORD_MAX + 1024))
 [ "$l1_mem" -ge 2048 ] || l1_mem=2048
-NESTED+=(--disk "$DISK" --mem "$l1_mem")
+# --grace: a signal that reaches run-nested.sh too (a process group's) leaves L1 the time to stop as asked here
+NESTED+=(--disk "$DISK" --mem "$l1_mem" --grace "$((60 + RECORD_MAX / 4))")
 set +e
 "${NESTED[@]}" &
 runner=$!
 stop_nested() {
-	[ -n "${stopping:-}" ] || say "stopping: asking vperf-vmm in L1 to stop the guest; the recording comes back after"
+	if [ -n "${stopping:-}" ]; then
+		say "stopping now: ending L1 (the recording is lost)"
+		kill -TERM "$runner" 2>/dev/null
+		return
+	fi
+	say "stopping: asking vperf-vmm in L1 to stop the guest; the recording comes back after (a second signal: at once)"
 	stopping=1
 	printf 'VPERF-STOP\n' | dd of="$DISK" bs=512 seek=1 conv=notrunc,sync status=none
 }
