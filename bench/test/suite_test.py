@@ -346,6 +346,57 @@ def usage():
     print("suite_test usage: ok")
 
 
+class Runner(unittest.TestCase):
+    """run_bench's watch over a running bench: one that stops writing is ended and said to be stuck, and a
+    waiter for the VM lock names its holder."""
+
+    def fake_bench(self, script, vm=False):
+        return S.Bench(name="fake", title="fake", argv=lambda build, quick: ["sh", "-c", script],
+                       convert=lambda raw, log: [], expected_s=1, quick_expected_s=1, vm=vm)
+
+    def test_a_bench_that_stops_writing_is_ended_and_named_stuck(self):
+        old = S.STALL_S
+        S.STALL_S = 2.0
+        try:
+            with tempfile.TemporaryDirectory() as d, open(os.devnull, "w") as null:
+                b = self.fake_bench("echo started; sleep 60; echo never")
+                t0 = S.time.monotonic()
+                e = S.run_bench(b, 0, d, True, d, S.Progress([b], True, stream=null))
+                took = S.time.monotonic() - t0
+        finally:
+            S.STALL_S = old
+        assert e["status"] == "error", e
+        assert "made no progress (no output) for" in e["reason"], e["reason"]
+        assert took < 20, "took %.1f s to end a bench stuck after 2 s" % took
+        print("suite_test unit: a stuck bench ended after %.1f s: %s" % (took, e["reason"]))
+
+    def test_a_waiter_for_the_vm_lock_names_its_holder(self):
+        with tempfile.TemporaryDirectory() as d:
+            lock = os.path.join(d, "vm.lock")
+            env = dict(os.environ, VPERF_VM_LOCK=lock)
+            holder = subprocess.Popen([sys.executable, "-c", (
+                "import importlib.machinery, importlib.util, sys, time\n"
+                "l = importlib.machinery.SourceFileLoader('s', %r); sp = importlib.util.spec_from_loader('s', l)\n"
+                "m = importlib.util.module_from_spec(sp); l.exec_module(m)\n"
+                "m.take_vm_lock(m.Progress([], True), 0); print('held', flush=True); time.sleep(30)\n") % SUITE],
+                env=env, stdout=subprocess.PIPE, text=True)
+            try:
+                assert holder.stdout.readline().strip() == "held"
+                old = S.VM_LOCK
+                S.VM_LOCK = lock
+                fd = os.open(lock, os.O_RDONLY)
+                try:
+                    said = S.vm_lock_holder(fd)
+                finally:
+                    os.close(fd)
+                    S.VM_LOCK = old
+            finally:
+                holder.kill()
+                holder.wait()
+        assert said.startswith("held by pid %d (" % holder.pid), said
+        print("suite_test unit: the VM lock's waiter says: %s" % said)
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode == "run" and len(sys.argv) == 4:

@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -304,38 +305,15 @@ class Runner:
             logpath = os.path.join(self.outdir, "guest-iteration-%d.log" % (runs[0]["iteration"] + 1))
             self.say("booting the guest for iteration %d (%d runs; log %s)" % (runs[0]["iteration"] + 1,
                                                                                  len(runs), logpath))
-            cur, files, fname = None, {}, None
             with open(logpath, "a") as logf:
                 p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      errors="replace", stdin=subprocess.DEVNULL)
-                for raw in p.stdout:
-                    logf.write(raw)
-                    line = raw.rstrip("\r\n").replace("\r", "")
-                    m = re.match(r"^SPEC-BEGIN (\d+)$", line)
-                    if m:
-                        cur, files, fname = by_seq.get(int(m.group(1))), {}, None
-                        if cur is not None:
-                            cur["started"] = now_iso()
-                            progress.show("%s %s (iteration %d, in the guest)" % (
-                                cur["benchmark"], cur["mode"], cur["iteration"] + 1))
-                        continue
-                    m = re.match(r"^SPEC-END (\d+) (\d+)$", line)
-                    if m and cur is not None and int(m.group(1)) == cur["seq"]:
-                        # each file was followed by one echo: drop that line
-                        files = {k: v[:-1] if v.endswith("\n\n") else v for k, v in files.items()}
-                        rec = make_record(cur, self.cfg, files, int(m.group(2)), self.metas[cur["benchmark"]])
-                        self.record(rec)
-                        recs.append(rec)
-                        progress.step("%s %s done" % (cur["benchmark"], cur["mode"]))
-                        cur = None
-                        continue
-                    m = re.match(r"^SPEC-FILE (\w+)$", line)
-                    if m and cur is not None:
-                        fname = m.group(1)
-                        files[fname] = ""
-                        continue
-                    if cur is not None and fname is not None:
-                        files[fname] += line + "\n"
+                try:
+                    self._read_guest(p, logf, by_seq, recs, progress)
+                except BaseException:
+                    # a stop (Ctrl-C, SIGTERM, SIGHUP) or a bug here: the guest must not outlive this run
+                    stop_child(p)
+                    raise
                 st = p.wait()
             if st != 0 or len(recs) != len(runs):
                 done = {r["seq"] for r in recs}
@@ -345,6 +323,38 @@ class Runner:
                     "; not run: " + ", ".join("%s %s" % (r["benchmark"], r["mode"]) for r in missing[:6])
                     if missing else ""))
         return recs
+
+    def _read_guest(self, p, logf, by_seq, recs, progress):
+        """Records each run of the guest's output as its SPEC-END arrives."""
+        cur, files, fname = None, {}, None
+        for raw in p.stdout:
+            logf.write(raw)
+            line = raw.rstrip("\r\n").replace("\r", "")
+            m = re.match(r"^SPEC-BEGIN (\d+)$", line)
+            if m:
+                cur, files, fname = by_seq.get(int(m.group(1))), {}, None
+                if cur is not None:
+                    cur["started"] = now_iso()
+                    progress.show("%s %s (iteration %d, in the guest)" % (
+                        cur["benchmark"], cur["mode"], cur["iteration"] + 1))
+                continue
+            m = re.match(r"^SPEC-END (\d+) (\d+)$", line)
+            if m and cur is not None and int(m.group(1)) == cur["seq"]:
+                # each file was followed by one echo: drop that line
+                files = {k: v[:-1] if v.endswith("\n\n") else v for k, v in files.items()}
+                rec = make_record(cur, self.cfg, files, int(m.group(2)), self.metas[cur["benchmark"]])
+                self.record(rec)
+                recs.append(rec)
+                progress.step("%s %s done" % (cur["benchmark"], cur["mode"]))
+                cur = None
+                continue
+            m = re.match(r"^SPEC-FILE (\w+)$", line)
+            if m and cur is not None:
+                fname = m.group(1)
+                files[fname] = ""
+                continue
+            if cur is not None and fname is not None:
+                files[fname] += line + "\n"
 
     def execute(self, todo, done_count, total):
         progress = Progress(total, done_count)
@@ -376,6 +386,27 @@ class Runner:
                     i = j
         finally:
             progress.end()
+
+
+def stop_child(p, grace=30):
+    """End child p (a `vperf vm run`, which ends its guest on SIGTERM) and wait for it: TERM, then KILL."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5)):
+        if p.poll() is not None:
+            return
+        try:
+            p.send_signal(sig)
+            p.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def stop_on_signals():
+    """SIGTERM and SIGHUP stop a run as Ctrl-C does (KeyboardInterrupt), so that its guest is ended too."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt("signal %d" % signum)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
 
 
 class GuestError(Exception):

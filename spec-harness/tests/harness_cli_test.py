@@ -8,6 +8,8 @@
   harness_cli_test.py badconfig BUILD WORK bad configs: exit 2 with a message naming the problem
   harness_cli_test.py resume BUILD WORK    a run cut off (its last record half-written, one run missing) is
                                            finished by --resume: only the missing run runs again
+  harness_cli_test.py sigterm BUILD WORK   SIGTERM (as timeout(1) sends it) while the guest boots: the harness
+                                           exits 130 saying how to resume, and no QEMU is left running
 Exit status 0 pass, 1 fail (what failed is printed).
 """
 
@@ -177,14 +179,55 @@ def case_resume(build, work):
     check(len(runs) == 1, "exactly one run ran again (%s)" % keys)
 
 
+def guest_qemus():
+    """Pids of the nested QEMUs this source tree's runner started (their monitor socket is under build-vm/run)."""
+    vm_build = os.environ.get("VPERF_VM_BUILD", os.path.join(os.path.dirname(os.path.dirname(HERE)), "build-vm"))
+    p = subprocess.run(["pgrep", "-f", "qemu-system-x86_64 .*%s/run/" % re.escape(vm_build)],
+                       stdout=subprocess.PIPE, text=True)
+    return p.stdout.split()
+
+
+def case_sigterm(build, work):
+    import signal
+    import time
+    cfg = write_cfg(work, "ci.cfg", "[run]\nbenchmarks = %s\nmodes = native, guest+count\nsize = test\n"
+                    "iterations = 1\n" % BENCH)
+    out = os.path.join(work, "results")
+    h = subprocess.Popen([sys.executable, HARNESS, "run", "--config", cfg, "-o", out, "--build", build,
+                          "--no-build"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    t0 = time.monotonic()
+    while not guest_qemus() and h.poll() is None and time.monotonic() - t0 < 300:
+        time.sleep(0.5)
+    booted = bool(guest_qemus())
+    check(booted, "the guest's QEMU started (%.0f s)" % (time.monotonic() - t0))
+    t1 = time.monotonic()
+    h.send_signal(signal.SIGTERM)
+    try:
+        text, _ = h.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        h.kill()
+        text, _ = h.communicate()
+    sys.stdout.write(text)
+    check(h.returncode == 130, "the harness exits 130 on SIGTERM (got %s, %.1f s after it)" % (
+        h.returncode, time.monotonic() - t1))
+    check("resume with: spec-harness run --resume" in text, "it says how to resume")
+    while guest_qemus() and time.monotonic() - t1 < 30:
+        time.sleep(0.5)
+    left = guest_qemus()
+    check(not left, "no QEMU left running %.1f s after SIGTERM (%s)" % (time.monotonic() - t1, left or "none"))
+    for pid in left:
+        os.kill(int(pid), signal.SIGKILL)
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("ci", "corrupt", "badconfig", "resume"):
+    if len(sys.argv) != 4 or sys.argv[1] not in ("ci", "corrupt", "badconfig", "resume", "sigterm"):
         sys.stderr.write(__doc__)
         return 2
     case, build, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    {"ci": case_ci, "corrupt": case_corrupt, "badconfig": case_badconfig, "resume": case_resume}[case](build, work)
+    {"ci": case_ci, "corrupt": case_corrupt, "badconfig": case_badconfig, "resume": case_resume,
+     "sigterm": case_sigterm}[case](build, work)
     if failed:
         print("%d check(s) failed" % len(failed))
         return 1
