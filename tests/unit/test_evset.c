@@ -524,33 +524,62 @@ static void evset_enable_on_exec_counts_only_after_exec(void **state)
 struct burner {
 	unsigned int ms;
 	pid_t tid;
+	uint64_t cpu_ns;	/* its own CLOCK_THREAD_CPUTIME_ID over the burn */
+	uint64_t wall_ns;	/* CLOCK_MONOTONIC over the burn: it never blocks, so it ran at most this */
 };
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static void *burner(void *arg)
 {
 	struct burner *b = arg;
+	uint64_t c0, w0;
 
 	b->tid = gettid();
+	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	w0 = clock_ns(CLOCK_MONOTONIC);
 	vt_burn_ms(b->ms);
+	b->wall_ns = clock_ns(CLOCK_MONOTONIC) - w0;
+	b->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	return NULL;
 }
 
-/* Two threads, created after open, burn 90 and 30 ms; report their tids. */
+/* Two threads, created after open, burn 90 and 30 ms; report what each measured of itself. */
 static void split_90_30(int back_fd)
 {
-	struct burner b[2] = { { 90, 0 }, { 30, 0 } };
+	struct burner b[2] = { { .ms = 90 }, { .ms = 30 } };
 	pthread_t t[2];
-	pid_t tids[2];
 
 	for (int i = 0; i < 2; i++)
 		if (pthread_create(&t[i], NULL, burner, &b[i]))
 			_exit(4);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
-	tids[0] = b[0].tid;
-	tids[1] = b[1].tid;
-	if (write(back_fd, tids, sizeof(tids)) != sizeof(tids))
+	if (write(back_fd, b, sizeof(b)) != sizeof(b))
 		_exit(5);
+}
+
+/*
+ * A thread's task-clock against what the thread measured of itself: at least its CPU time
+ * (CLOCK_THREAD_CPUTIME_ID) and at most the wall time of its burn (it never blocks; task-clock also
+ * counts time this machine's hypervisor stole while the thread ran, which its CPU time leaves out),
+ * each within 2% for clock granularity and the counter's start and stop.
+ */
+static void assert_between_own_clocks(uint64_t got, const struct burner *b, const char *what)
+{
+	double lo = 0.98 * (double)b->cpu_ns, hi = 1.02 * (double)b->wall_ns;
+
+	printf("%s: task-clock %.3f ms; the thread's own CPU time %.3f ms, wall %.3f ms\n", what,
+	       (double)got / MS, (double)b->cpu_ns / MS, (double)b->wall_ns / MS);
+	if ((double)got < lo || (double)got > hi)
+		fail_msg("%s: task-clock %.3f ms is outside [%.3f, %.3f] ms (98%% of its CPU time, 102%% "
+			 "of its wall time)", what, (double)got / MS, lo / MS, hi / MS);
 }
 
 static void evset_per_thread_counts_two_threads_3to1(void **state)
@@ -560,12 +589,10 @@ static void evset_per_thread_counts_two_threads_3to1(void **state)
 	struct vperf_evset *es = NULL;
 	struct vperf_count total, c;
 	uint64_t a = 0, b = 0, sum = 0;
-	pid_t tids[2];
-	struct vt_steal st;
+	struct burner self[2];
 	struct child ch;
 	int err, n;
 
-	vt_steal_mark(&st);
 	child_start(&ch, split_90_30);
 	o.pid = ch.pid;
 	assert_int_equal(vperf_evset__new(&o, &es), 0);
@@ -578,7 +605,7 @@ static void evset_per_thread_counts_two_threads_3to1(void **state)
 	}
 	assert_int_equal(vperf_evset__start(es), 0);
 	child_go_and_wait(&ch);
-	assert_int_equal(read(ch.back, tids, sizeof(tids)), (ssize_t)sizeof(tids));
+	assert_int_equal(read(ch.back, self, sizeof(self)), (ssize_t)sizeof(self));
 	close(ch.back);
 	assert_true(vperf_evset__poll_threads(es) >= 0);
 	n = vperf_evset__nr_threads(es);
@@ -592,16 +619,17 @@ static void evset_per_thread_counts_two_threads_3to1(void **state)
 		printf("  pid %d tid %d task-clock %.3f ms\n", (int)pid, (int)tid,
 		       (double)c.value / MS);
 		assert_int_equal(pid, ch.pid);
-		if (tid == tids[0])
+		if (tid == self[0].tid)
 			a = c.value;
-		if (tid == tids[1])
+		if (tid == self[1].tid)
 			b = c.value;
 		sum += c.value;
 	}
 	assert_int_equal(vperf_evset__threads_lost(es), 0);
 	assert_true(a && b);
-	assert_within((double)a / (double)b, 3.0, 0.10, "thread a:b ratio");
-	assert_cpu_within((double)a, 90.0 * MS, 0.10, &st, "thread a task-clock ns");
+	/* the 3:1 split, each side held to what its thread measured of itself */
+	assert_between_own_clocks(a, &self[0], "thread a (90 ms)");
+	assert_between_own_clocks(b, &self[1], "thread b (30 ms)");
 	/* the process total is the sum over its threads */
 	assert_int_equal(vperf_evset__read(es, &total, 1), 0);
 	assert_within((double)total.value, (double)sum, 0.02, "process total vs sum of threads");
