@@ -330,6 +330,8 @@ class Runner:
         for raw in p.stdout:
             logf.write(raw)
             line = raw.rstrip("\r\n").replace("\r", "")
+            if re.match(r"^run-nested: (waiting for|still waiting for|took) .*qemu\.lock", line):
+                self.say(line)      # a wait for another run's guest is said where the user looks, not only logged
             m = re.match(r"^SPEC-BEGIN (\d+)$", line)
             if m:
                 cur, files, fname = by_seq.get(int(m.group(1))), {}, None
