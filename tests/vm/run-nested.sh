@@ -157,7 +157,7 @@ ln -sfn "$RUNDIR" "$VPERF_VM_BUILD/run/last"
 [ -n "$LOG" ] || LOG="$RUNDIR/console.log"
 : >"$LOG"
 # shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() { rm -rf "$RUNDIR/extra" "$RUNDIR/initrd" "$RUNDIR/extra.cpio"; }
+cleanup() { rm -rf "$RUNDIR/extra" "$RUNDIR/initrd" "$RUNDIR/extra.cpio" "$RUNDIR/console.fifo"; }
 trap cleanup EXIT
 
 # maxcpus=1: /init brings the other CPUs online once the kernel text patching of its setup is done (init.sh).
