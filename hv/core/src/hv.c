@@ -16,9 +16,12 @@
 
 #include "hv-internal.h"
 
-/* Patterns over "source:name"; see docs/abi.md, "Allowlist". */
+/*
+ * Patterns over "source:name", name being the host's for the encoded event
+ * (hv_perf_decide()); see docs/abi.md, "Allowlist".
+ */
 static const char *const default_allow[] = {
-	"hw:*",				/* PMU events, counting guest mode only */
+	"hw:*",				/* perf's generic PMU events (no raw:), guest mode only */
 	"sw:task-clock", "sw:cpu-clock",	/* the vCPU thread's own time */
 	"sw:context-switches", "sw:cpu-migrations",
 	"kvm:*", "exits:*", "steal:*",

@@ -82,8 +82,10 @@ struct vperf_hv_config {
 	uint32_t gsi;			/* the device's interrupt */
 	/*
 	 * Events the guest may use, as "source:name" patterns with fnmatch
-	 * globs ("perf:task-clock", "perf:*", "kvm:exits", "exits:*",
-	 * "steal:*"); NULL: the default list (see docs/abi.md).
+	 * globs over the host's name for each event, decided on what libpfm4
+	 * encodes, never on the guest's text ("hw:*", "raw:skl::INST_RETIRED",
+	 * "rawmod:cmask", "sw:task-clock", "kvm:exits", "exits:*", "steal:*");
+	 * NULL: the default list (docs/abi.md, "Allowlist").
 	 */
 	const char *const *allow;
 	int nr_allow;
