@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +57,34 @@ static void on_overflow(int sig, siginfo_t *si, void *uc)
 	for (int i = 0; i < v->nr_counters; i++)
 		if (v->counters[i].fd == si->si_fd && v->counters[i].period)
 			atomic_fetch_or(&v->pending, 1ull << i);
+}
+
+const char *const *vperf_hv__default_allow(int *nr)
+{
+	*nr = (int)(sizeof(default_allow) / sizeof(default_allow[0]));
+	return default_allow;
+}
+
+int vperf_hv__allow_check(const char *pattern)
+{
+	static const char *const sources[] = {
+		"hw", "raw", "rawmod", "sw", "kvm", "exits", "steal",
+	};
+	const char *colon = strchr(pattern, ':');
+	size_t len = strlen(pattern), n;
+	bool known = false;
+
+	if (!colon || !colon[1] || len >= 128)
+		return -EINVAL;
+	n = (size_t)(colon - pattern);
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+		known |= strlen(sources[i]) == n && !strncasecmp(pattern, sources[i], n);
+	if (!known)
+		return -EINVAL;
+	for (const char *c = pattern; *c; c++)
+		if (*c <= ' ' || *c > '~' || *c == ',')
+			return -EINVAL;
+	return 0;
 }
 
 bool hv_allowed(const struct vperf_hv *hv, const char *src, const char *name)

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include <vperf/abi.h>
+#include <vperf/hv.h>
 
 #include "acpi.h"
 #include "boot.h"
@@ -831,6 +832,56 @@ static void vmm_pvport_event_info(void **state)
 	fake_delete(f);
 }
 
+/*
+ * --allow: the lists add up, "default" is the device's own list, a bad pattern changes nothing;
+ * the device counts only what the list allows.
+ */
+static void vmm_pv_allowlist(void **state)
+{
+	struct fake *f = fake_new();
+	struct vcpu *v = &f->vm.vcpus[0];
+	struct vperf_event_desc *d = (void *)(f->ram + 0x3000);
+	struct vm_config cfg = { 0 };
+	uint64_t a[4] = { 0x3000, 1, 0, 0 };
+	int nr;
+
+	(void)state;
+	vperf_hv__default_allow(&nr);
+	assert_int_equal(vmm_pv_allow_add(&cfg, "default,raw:*"), 0);
+	assert_int_equal(cfg.nr_allow, nr + 1);
+	assert_string_equal(cfg.allow[0], "hw:*");
+	assert_string_equal(cfg.allow[nr], "raw:*");
+	assert_int_equal(vmm_pv_allow_add(&cfg, "rawmod:cmask,bogus:x"), -EINVAL);
+	assert_int_equal(vmm_pv_allow_add(&cfg, "exits:2,"), -EINVAL);
+	assert_int_equal(vmm_pv_allow_add(&cfg, "*"), -EINVAL);
+	assert_int_equal(vmm_pv_allow_add(&cfg, "hw:"), -EINVAL);
+	assert_int_equal(vmm_pv_allow_add(&cfg, "sw:a\tb"), -EINVAL);
+	assert_int_equal(cfg.nr_allow, nr + 1);
+	vmm_pv_allow_free(&cfg);
+	assert_null(cfg.allow);
+	for (int i = 0; i < VMM_MAX_ALLOW; i++)
+		assert_int_equal(vmm_pv_allow_add(&cfg, "exits:1"), 0);
+	assert_int_equal(vmm_pv_allow_add(&cfg, "exits:1"), -EINVAL);
+	vmm_pv_allow_free(&cfg);
+
+	/* the device with "exits:all,kvm:*": exits by reason and task-clock refused */
+	vmm_pv_exit(&f->vm);
+	assert_int_equal(vmm_pv_allow_add(&f->vm.cfg, "exits:all,kvm:*"), 0);
+	assert_int_equal(vmm_pv_init(&f->vm), 0);
+	vmm_pv_vcpu_enter(v);
+	memset(d, 0, sizeof(*d));
+	d->source = VPERF_SRC_EXITS;
+	d->arg = UINT64_MAX;
+	assert_int_equal(pvport__hypercall(v, VPERF_HC_COUNTERS_SET, a), 0);
+	d->arg = KVM_EXIT_HLT;
+	assert_int_equal(pvport__hypercall(v, VPERF_HC_COUNTERS_SET, a), -VPERF_EPERM);
+	d->source = VPERF_SRC_PERF;
+	strcpy(d->name, "task-clock");
+	assert_int_equal(pvport__hypercall(v, VPERF_HC_COUNTERS_SET, a), -VPERF_EPERM);
+	vmm_pv_allow_free(&f->vm.cfg);
+	fake_delete(f);
+}
+
 static void vmm_pvport_io(void **state)
 {
 	struct fake *f = fake_new();
@@ -1074,6 +1125,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(vmm_pvport_version_exit),
 		cmocka_unit_test(vmm_pvport_ucall),
 		cmocka_unit_test(vmm_pvport_event_info),
+		cmocka_unit_test(vmm_pv_allowlist),
 		cmocka_unit_test(vmm_pvport_io),
 		cmocka_unit_test(vmm_dispatch_exits),
 		cmocka_unit_test(vmm_platform_ports),

@@ -98,6 +98,16 @@ struct vperf_hv_config {
 	uint64_t doorbell_gpa;
 };
 
+/* The allowlist a device uses without cfg->allow (docs/abi.md, "Allowlist"): *nr patterns. */
+const char *const *vperf_hv__default_allow(int *nr);
+/*
+ * Is pattern an allowlist entry for an operator to give: "SOURCE:GLOB", SOURCE
+ * one of hw, raw, rawmod, sw, kvm, exits, steal (any case), GLOB non-empty,
+ * printable ASCII without spaces or commas, the whole under 128 bytes?
+ * 0 or -EINVAL.  (vperf_hv__new() takes any pattern.)
+ */
+int vperf_hv__allow_check(const char *pattern);
+
 /* Creates the device.  ops and vmm must outlive it. */
 int vperf_hv__new(const struct vperf_hv_config *cfg, const struct vperf_hv_ops *ops,
 		  void *vmm, struct vperf_hv **out) __attribute__((warn_unused_result));
