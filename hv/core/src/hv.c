@@ -497,28 +497,35 @@ static int64_t hc_ucall(struct hv_vcpu *v, uint64_t gpa)
 	return 0;
 }
 
+/*
+ * Ring registration takes the vCPU's trace_lock before the device's lock (the
+ * drain's order): a drain of the old ring, from the VMM's thread, has ended
+ * before the ring changes, and none starts on it after.  Once the guest's
+ * TRACE_REGISTER returns, the host no longer touches the old ring's memory
+ * (the drain writes its tail there), which is the guest's again.
+ */
 static int64_t hc_trace_register(struct hv_vcpu *v, uint64_t gpa, uint64_t len)
 {
 	struct vperf_hv *hv = v->hv;
 	int64_t ret = 0;
 
-	if (!gpa && !len) {
-		pthread_mutex_lock(&hv->lock);
-		v->trace_gpa = v->trace_len = 0;
-		pthread_mutex_unlock(&hv->lock);
-		return 0;
+	if (gpa || len) {
+		if ((gpa & (VPERF_PAGE_SIZE - 1)) || len <= sizeof(struct vperf_trace_ring))
+			return -VPERF_EINVAL;
+		if (len > HV_TRACE_MAX_BYTES)
+			return -VPERF_ENOSPC;
+		/* The data area must be a power of two. */
+		if ((len - sizeof(struct vperf_trace_ring)) &
+		    (len - sizeof(struct vperf_trace_ring) - 1))
+			return -VPERF_EINVAL;
+		if (!hv->ops->gpa_to_hva(hv->vmm, gpa, len))
+			return -VPERF_EFAULT;
 	}
-	if ((gpa & (VPERF_PAGE_SIZE - 1)) || len <= sizeof(struct vperf_trace_ring))
-		return -VPERF_EINVAL;
-	if (len > HV_TRACE_MAX_BYTES)
-		return -VPERF_ENOSPC;
-	/* The data area must be a power of two. */
-	if ((len - sizeof(struct vperf_trace_ring)) & (len - sizeof(struct vperf_trace_ring) - 1))
-		return -VPERF_EINVAL;
-	if (!hv->ops->gpa_to_hva(hv->vmm, gpa, len))
-		return -VPERF_EFAULT;
+	pthread_mutex_lock(&v->trace_lock);
 	pthread_mutex_lock(&hv->lock);
-	if (overlaps_registered(hv, gpa, len, NULL, v)) {
+	if (!gpa && !len) {
+		v->trace_gpa = v->trace_len = 0;
+	} else if (overlaps_registered(hv, gpa, len, NULL, v)) {
 		ret = -VPERF_EBUSY;
 	} else {
 		v->trace_gpa = gpa;
@@ -526,6 +533,7 @@ static int64_t hc_trace_register(struct hv_vcpu *v, uint64_t gpa, uint64_t len)
 		v->trace_fresh = true;
 	}
 	pthread_mutex_unlock(&hv->lock);
+	pthread_mutex_unlock(&v->trace_lock);
 	return ret;
 }
 

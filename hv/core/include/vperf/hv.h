@@ -14,7 +14,9 @@
  *
  * Threads: vperf_hv__hypercall(), __vcpu_enter() and __vcpu_exit() for
  * vCPU n run only in vCPU n's thread; the rest of the state is behind
- * the device's lock.
+ * the device's lock, and each vCPU's trace ring behind a lock of its own,
+ * held by a drain from start to end and by TRACE_REGISTER (which so waits
+ * for a running drain of the old ring).
  */
 #ifndef VPERF_HV_H
 #define VPERF_HV_H
