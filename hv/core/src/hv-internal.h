@@ -51,6 +51,13 @@ struct hv_vcpu {
 	struct hv_counter counters[VPERF_MAX_COUNTERS];
 	uint64_t overflow_status;	/* the host's copy of the page field */
 	_Atomic uint64_t pending;	/* overflow bits set by the signal handler */
+	/*
+	 * The signal handler's view of the counters: slot i's perf fd while its
+	 * overflow is armed, else -1.  The handler reads nothing else, so a
+	 * signal in the middle of COUNTERS_SET or OVERFLOW_SET (same thread)
+	 * finds whole values: slots are disarmed before they change.
+	 */
+	_Atomic int armed_fd[VPERF_MAX_COUNTERS];
 	uint64_t held;			/* overflows held back by the rate limit */
 	uint64_t nr_throttled;		/* overflows that found the last one untaken */
 	uint64_t last_irq_ns;

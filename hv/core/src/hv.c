@@ -46,17 +46,33 @@ int vperf_hv__signal(void)
 /*
  * A host counter overflowed: the kernel signals the vCPU thread itself
  * (F_OWNER_TID), which interrupts KVM_RUN; vperf_hv__vcpu_exit() then
- * injects.  Only an atomic OR here.
+ * injects.  The signal may come in the middle of any hypercall of that
+ * thread, COUNTERS_SET included: the handler reads only armed_fd[] and ORs
+ * into pending, both atomics.
  */
 static void on_overflow(int sig, siginfo_t *si, void *uc)
 {
 	struct hv_vcpu *v = this_vcpu;
 
-	if (!v || si->si_code != POLL_IN)
+	if (!v || si->si_code != POLL_IN || si->si_fd < 0)
 		return;
-	for (int i = 0; i < v->nr_counters; i++)
-		if (v->counters[i].fd == si->si_fd && v->counters[i].period)
+	for (int i = 0; i < VPERF_MAX_COUNTERS; i++)
+		if (atomic_load_explicit(&v->armed_fd[i], memory_order_relaxed) == si->si_fd)
 			atomic_fetch_or(&v->pending, 1ull << i);
+}
+
+/* No counter's overflow reaches pending any more (a signal on its way finds no slot). */
+static void disarm_all(struct hv_vcpu *v)
+{
+	for (int i = 0; i < VPERF_MAX_COUNTERS; i++)
+		atomic_store_explicit(&v->armed_fd[i], -1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* The overflow bits of v's counters: anything above is stale. */
+static uint64_t counter_bits(const struct hv_vcpu *v)
+{
+	return v->nr_counters >= 64 ? ~0ull : (1ull << v->nr_counters) - 1;
 }
 
 const char *const *vperf_hv__default_allow(int *nr)
@@ -144,6 +160,7 @@ int vperf_hv__new(const struct vperf_hv_config *cfg, const struct vperf_hv_ops *
 		hv->vcpus[i].hv = hv;
 		hv->vcpus[i].idx = i;
 		hv->vcpus[i].schedstat_fd = -1;
+		disarm_all(&hv->vcpus[i]);
 		pthread_mutex_init(&hv->vcpus[i].trace_lock, NULL);
 		for (int k = 0; k < VPERF_MAX_COUNTERS; k++)
 			hv->vcpus[i].counters[k].fd = -1;
@@ -167,6 +184,7 @@ out_free:
 
 static void counters_clear(struct hv_vcpu *v)
 {
+	disarm_all(v);
 	for (int i = 0; i < v->nr_counters; i++)
 		hv_counter_close(&v->counters[i]);
 	v->nr_counters = 0;
@@ -260,7 +278,7 @@ void vperf_hv__vcpu_exit(struct vperf_hv *hv, int vcpu)
 
 	if (!v->nr_counters)
 		return;
-	occurred = atomic_exchange(&v->pending, 0);
+	occurred = atomic_exchange(&v->pending, 0) & counter_bits(v);
 	hv_counters_poll_overflow(v, &occurred);
 	if (occurred & v->nmi_bits) {
 		/*
@@ -421,6 +439,8 @@ static int64_t hc_counters_set(struct hv_vcpu *v, uint64_t gpa, uint64_t n)
 			return ret;
 		}
 	}
+	/* from here on the old counters change: their overflows no longer count */
+	disarm_all(v);
 	for (int j = 0; j < v->nr_counters; j++) {
 		if (kept[j])
 			continue;
@@ -444,15 +464,22 @@ static int64_t hc_counters_set(struct hv_vcpu *v, uint64_t gpa, uint64_t n)
 
 static int64_t hc_overflow_set(struct hv_vcpu *v, uint64_t idx, uint64_t period, uint64_t flags)
 {
-	int ret;
+	struct hv_counter *c;
+	int ret, was;
 
 	if (idx >= (uint64_t)v->nr_counters || (flags & ~(uint64_t)VPERF_OVERFLOW_FLAGS))
 		return -VPERF_EINVAL;
 	if ((flags & VPERF_OVERFLOW_NMI) && !v->hv->ops->nmi_raise)
 		return -VPERF_EINVAL;
-	ret = hv_counter_set_period(v, &v->counters[idx], period);
-	if (ret)
+	c = &v->counters[idx];
+	/* disarmed while its period changes; a refused change leaves it as it was */
+	was = atomic_exchange(&v->armed_fd[idx], -1);
+	atomic_signal_fence(memory_order_seq_cst);
+	ret = hv_counter_set_period(v, c, period);
+	if (ret) {
+		atomic_store(&v->armed_fd[idx], was);
 		return ret;
+	}
 	/* into or out of NMI mode: a fresh bit (a stale one would hold back the next NMI) */
 	if ((flags & VPERF_OVERFLOW_NMI) || (v->nmi_bits & (1ull << idx))) {
 		v->overflow_status &= ~(1ull << idx);
@@ -465,14 +492,15 @@ static int64_t hc_overflow_set(struct hv_vcpu *v, uint64_t idx, uint64_t period,
 		v->nmi_bits &= ~(1ull << idx);
 	atomic_fetch_and(&v->pending, ~(1ull << idx));
 	v->held &= ~(1ull << idx);
+	/* perf counters overflow by signal; the polled sources (kvm, exits, steal) have no fd */
+	if (period && c->fd >= 0)
+		atomic_store(&v->armed_fd[idx], c->fd);
 	return 0;
 }
 
 static int64_t hc_overflow_ack(struct hv_vcpu *v, uint64_t bits)
 {
-	uint64_t valid = v->nr_counters >= 64 ? ~0ull : (1ull << v->nr_counters) - 1;
-
-	if (bits & ~valid)
+	if (bits & ~counter_bits(v))
 		return -VPERF_EINVAL;
 	v->overflow_status &= ~bits;
 	if (v->page)

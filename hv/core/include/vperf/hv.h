@@ -16,7 +16,8 @@
  * vCPU n run only in vCPU n's thread; the rest of the state is behind
  * the device's lock, and each vCPU's trace ring behind a lock of its own,
  * held by a drain from start to end and by TRACE_REGISTER (which so waits
- * for a running drain of the old ring).
+ * for a running drain of the old ring).  The overflow signal interrupts
+ * the vCPU's own thread anywhere; its handler touches atomics only.
  */
 #ifndef VPERF_HV_H
 #define VPERF_HV_H
