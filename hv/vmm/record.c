@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #include <vperf/hv.h>
@@ -187,6 +188,49 @@ static void write_tsc_offsets(struct recorder *rec, bool at_start)
 	}
 }
 
+/* The file, created as record.h says: an fd, or -errno with the reason printed. */
+static int create_file(const char *path)
+{
+	char old[4096];
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			pr_err("--record %s: there is a %s there; vperf-vmm writes only a file of "
+			       "its own", path, S_ISLNK(st.st_mode) ? "symbolic link" :
+			       S_ISDIR(st.st_mode) ? "directory" : "file that is not a regular one");
+			return -EEXIST;
+		}
+		if ((size_t)snprintf(old, sizeof(old), "%s.old", path) >= sizeof(old)) {
+			pr_err("--record %s: the name is too long", path);
+			return -ENAMETOOLONG;
+		}
+		if (rename(path, old)) {
+			int err = -errno;
+
+			pr_err("--record %s: renaming the file there to %s: %s", path, old,
+			       strerror(-err));
+			return err;
+		}
+		pr_info("--record %s: the file there is now %s", path, old);
+	} else if (errno != ENOENT) {
+		int err = -errno;
+
+		pr_err("--record %s: %s", path, strerror(-err));
+		return err;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int err = -errno;
+
+		pr_err("--record %s: %s%s", path, strerror(-err),
+		       err == -EEXIST ? " (it appeared while the old one was moved away)" : "");
+		return err;
+	}
+	return fd;
+}
+
 int recorder__new(struct vm *vm, const struct record_config *cfg, struct recorder **out)
 {
 	struct vperf_rawrec_header h = { .size = sizeof(h), .version = VPERF_RAWREC_VERSION };
@@ -220,10 +264,9 @@ int recorder__new(struct vm *vm, const struct record_config *cfg, struct recorde
 		pr_err("--record: KVM_GET_TSC_KHZ: %s", strerror(-err));
 		goto fail;
 	}
-	rec->fd = open(cfg->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	rec->fd = create_file(cfg->path);
 	if (rec->fd < 0) {
-		err = -errno;
-		pr_err("--record %s: %s", cfg->path, strerror(-err));
+		err = rec->fd;
 		goto fail;
 	}
 	memcpy(h.magic, VPERF_RAWREC_MAGIC, sizeof(h.magic));

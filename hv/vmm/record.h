@@ -30,7 +30,12 @@ struct record_config {
 	bool host_events;		/* also record the host kernel's events (tracefs.c) */
 };
 
-/* Create the file and write its header; the thread starts with recorder__start(). */
+/*
+ * Create the file and write its header; the thread starts with recorder__start().  The file is
+ * created as perf creates perf.data: a regular file already at path is renamed to path.old,
+ * anything else there (a symbolic link, a directory) is refused, and the new one is made with
+ * O_EXCL | O_NOFOLLOW, mode 0600: it holds the guest's and the host's events, for its user only.
+ */
 int recorder__new(struct vm *vm, const struct record_config *cfg, struct recorder **out) __must_check;
 /* After the vCPU threads exist (their tids go into the metadata and the tracefs filters). */
 int recorder__start(struct recorder *rec) __must_check;

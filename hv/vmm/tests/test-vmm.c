@@ -16,6 +16,8 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -30,6 +32,7 @@
 #include "platform.h"
 #include "pvdev.h"
 #include "pvport.h"
+#include "record.h"
 #include "serial.h"
 #include "stats.h"
 #include "vm.h"
@@ -1110,6 +1113,109 @@ static void vmm_stats(void **state)
 	fake_delete(f);
 }
 
+/* ---- the raw recording (record.c) on the fake VM: no KVM, its TSC frequency from a seam ---- */
+
+/*
+ * The one KVM answer the recorder needs that a fake VM cannot give: vCPU 0's TSC frequency
+ * (KVM_GET_TSC_KHZ on its fd, -1 here).  Everything else goes to the real ioctl (-Wl,--wrap=ioctl).
+ */
+int __real_ioctl(int fd, unsigned long req, ...);
+int __wrap_ioctl(int fd, unsigned long req, ...);
+int __wrap_ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (fd == -1 && req == KVM_GET_TSC_KHZ)
+		return 2000000;
+	return __real_ioctl(fd, req, arg);
+}
+
+struct rec_dir {
+	char path[64];
+	char file[96];
+};
+
+static void rec_dir_new(struct rec_dir *d)
+{
+	snprintf(d->path, sizeof(d->path), "/tmp/vmm-record-XXXXXX");
+	assert_non_null(mkdtemp(d->path));
+	snprintf(d->file, sizeof(d->file), "%s/vmm.vraw", d->path);
+}
+
+static void rec_dir_delete(struct rec_dir *d)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * The file is new and its user's alone: mode 0600 whatever the umask; a file already there
+ * becomes FILE.old; a symbolic link, even a dangling one, or a directory there is refused and
+ * nothing is written through it.
+ */
+static void vmm_record_file_is_created_new_and_private(void **state)
+{
+	struct fake *f = fake_new();
+	struct record_config cfg = { .host_events = false };
+	char target[128], old[128], buf[16] = "";
+	struct stat st;
+	struct rec_dir d;
+	struct recorder *rec;
+	mode_t umask_was = umask(0);
+	FILE *fp;
+
+	(void)state;
+	rec_dir_new(&d);
+	cfg.path = d.file;
+	assert_int_equal(recorder__new(&f->vm, &cfg, &rec), 0);
+	recorder__delete(rec);
+	assert_int_equal(lstat(d.file, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* again: the first one is kept as .old */
+	assert_int_equal(truncate(d.file, 3), 0);
+	assert_int_equal(recorder__new(&f->vm, &cfg, &rec), 0);
+	recorder__delete(rec);
+	snprintf(old, sizeof(old), "%s.old", d.file);
+	assert_int_equal(lstat(old, &st), 0);
+	assert_int_equal(st.st_size, 3);
+	assert_int_equal(lstat(d.file, &st), 0);
+	assert_true(st.st_size > 3);
+	/* a symbolic link to a file: refused, the file untouched */
+	snprintf(target, sizeof(target), "%s/target", d.path);
+	fp = fopen(target, "w");
+	assert_non_null(fp);
+	fputs("mine", fp);
+	fclose(fp);
+	assert_int_equal(unlink(d.file), 0);
+	assert_int_equal(symlink(target, d.file), 0);
+	assert_int_equal(recorder__new(&f->vm, &cfg, &rec), -EEXIST);
+	fp = fopen(target, "r");
+	assert_non_null(fp);
+	assert_non_null(fgets(buf, sizeof(buf), fp));
+	fclose(fp);
+	assert_string_equal(buf, "mine");
+	assert_int_equal(lstat(d.file, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	/* a dangling one: nothing created where it points */
+	assert_int_equal(unlink(target), 0);
+	assert_int_equal(recorder__new(&f->vm, &cfg, &rec), -EEXIST);
+	assert_int_equal(lstat(target, &st), -1);
+	/* a directory */
+	assert_int_equal(unlink(d.file), 0);
+	assert_int_equal(mkdir(d.file, 0700), 0);
+	assert_int_equal(recorder__new(&f->vm, &cfg, &rec), -EEXIST);
+	umask(umask_was);
+	rec_dir_delete(&d);
+	fake_delete(f);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct CMUnitTest tests[] = {
@@ -1130,6 +1236,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(vmm_dispatch_exits),
 		cmocka_unit_test(vmm_platform_ports),
 		cmocka_unit_test(vmm_stats),
+		cmocka_unit_test(vmm_record_file_is_created_new_and_private),
 	};
 	size_t i, n = sizeof(tests) / sizeof(tests[0]);
 
