@@ -88,6 +88,9 @@ static void usage(FILE *f)
 		"                          existing FILE is renamed to FILE.old; the new one is\n"
 		"                          its user's alone (mode 0600)\n"
 		"      --no-host-events    with --record: leave out the host kernel's events\n"
+		"      --record-max MIB    with --record: the most the file may hold, %d..%d\n"
+		"                          (default %d); the recording stops there, the guest\n"
+		"                          runs on\n"
 		"      --allow LIST        the events the guest may count with the vperf device:\n"
 		"                          comma-separated SOURCE:GLOB patterns (fnmatch, any\n"
 		"                          case) over the host's name for each event: hw:NAME\n"
@@ -116,7 +119,8 @@ static void usage(FILE *f)
 		"         tests/vm/run-nested.sh)\n"
 		"  128+S  stopped by signal S (SIGINT, SIGTERM, SIGHUP), after a clean shutdown\n",
 		VPERF_CPUID_BASE, VPERF_DEFAULT_PORT, VPERF_ABI_VERSION, DEFAULT_CMDLINE,
-		VM_MAX_VCPUS, VM_MIN_MEM_MIB, VM_MAX_MEM_MIB, VM_DEFAULT_MEM_MIB, allow,
+		VM_MAX_VCPUS, VM_MIN_MEM_MIB, VM_MAX_MEM_MIB, VM_DEFAULT_MEM_MIB, 1,
+		RECORD_MAX_MAX_MIB, RECORD_DEFAULT_MAX_MIB, allow,
 		VM_EXIT_CRASH,
 		VM_EXIT_TIMEOUT, VM_EXIT_VMM_ERROR);
 }
@@ -163,7 +167,7 @@ static int append_cmdline(char *dst, const char *word)
 
 enum {
 	OPT_CONSOLE_LOG = 0x100, OPT_STATS_JSON, OPT_NO_INPUT, OPT_RECORD, OPT_NO_HOST_EVENTS,
-	OPT_ALLOW,
+	OPT_ALLOW, OPT_RECORD_MAX,
 };
 
 /* 0: run; 1: done (help, version); -1: usage error (printed). */
@@ -184,6 +188,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "no-host-events", no_argument, NULL, OPT_NO_HOST_EVENTS },
 		{ "allow", required_argument, NULL, OPT_ALLOW },
+		{ "record-max", required_argument, NULL, OPT_RECORD_MAX },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -249,6 +254,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_NO_HOST_EVENTS:
 			o->record.host_events = false;
 			break;
+		case OPT_RECORD_MAX:
+			if (parse_uint("--record-max", optarg, 1, RECORD_MAX_MAX_MIB, &v))
+				return -1;
+			o->record.max_bytes = (uint64_t)v << 20;
+			break;
 		case OPT_ALLOW:
 			if (vmm_pv_allow_add(&o->cfg, optarg))
 				return -1;
@@ -282,6 +292,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	if (!o->record.host_events && !o->record.path) {
 		pr_err("--no-host-events goes with --record FILE (see --help)");
+		return -1;
+	}
+	if (o->record.max_bytes && !o->record.path) {
+		pr_err("--record-max goes with --record FILE (see --help)");
 		return -1;
 	}
 	if (append_cmdline(o->cmdline, cmdline) || append_cmdline(o->cmdline, append))

@@ -20,6 +20,8 @@
 #include "util.h"
 
 #define RECORD_PERIOD_MS	10
+#define RECORD_DEFAULT_MAX_MIB	256	/* --record-max's default */
+#define RECORD_MAX_MAX_MIB	65536
 
 struct vm;
 struct vcpu;
@@ -28,6 +30,11 @@ struct recorder;
 struct record_config {
 	const char *path;		/* the raw recording to create */
 	bool host_events;		/* also record the host kernel's events (tracefs.c) */
+	/*
+	 * The most the file may hold, header included (0: RECORD_DEFAULT_MAX_MIB): a chunk
+	 * that would go past it ends the recording there, as a write error does.
+	 */
+	uint64_t max_bytes;
 };
 
 /*
@@ -51,7 +58,12 @@ void recorder__delete(struct recorder *rec);
 int recorder__chunk(struct recorder *rec, uint32_t type, uint32_t cpu, uint32_t flags,
 		    const void *payload, uint32_t size);
 
-/* pvdev.c's libvperf-hv ops: a drain's valid guest records, a TRACE_FLUSH's clock sample. */
+/*
+ * pvdev.c's libvperf-hv ops: a drain's valid guest records, a TRACE_FLUSH's clock sample.  The
+ * samples are kept, not written: each drain of the recorder writes at most one per vCPU (of those
+ * since the last, the tightest bound: largest guest - host TSC), so that a guest looping on
+ * TRACE_FLUSH does not write into the file at its own pace.
+ */
 void recorder__guest_records(struct recorder *rec, unsigned int vcpu, const void *records, size_t len);
 void recorder__clock_sample(struct recorder *rec, unsigned int vcpu, uint64_t guest_tsc);
 

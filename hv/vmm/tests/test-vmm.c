@@ -7,6 +7,7 @@
  * Usage: test-vmm [--list | TEST]  (ctest runs each TEST on its own: unit.vmm_<name>)
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +24,8 @@
 
 #include <vperf/abi.h>
 #include <vperf/hv.h>
+#include <vperf/rawrec.h>
+#include <vperf/trace_rec.h>
 
 #include "acpi.h"
 #include "boot.h"
@@ -1154,6 +1157,141 @@ static void rec_dir_delete(struct rec_dir *d)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The chunks of a raw recording by type; every chunk whole (the file ends on a chunk boundary). */
+struct rec_summary {
+	uint64_t size;
+	uint64_t chunks[VPERF_RAWREC_NR_TYPES];
+	uint64_t records;		/* guest records in GUEST chunks */
+	uint64_t last_guest_tsc;	/* of the last TSC_SAMPLE */
+};
+
+static void rec_read(const char *path, struct rec_summary *s)
+{
+	FILE *f = fopen(path, "r");
+	struct vperf_rawrec_header h;
+	unsigned char *buf = malloc(VPERF_RAWREC_MAX_CHUNK);
+	struct vperf_rawrec_chunk c;
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(fread(&h, sizeof(h), 1, f), 1);
+	assert_memory_equal(h.magic, VPERF_RAWREC_MAGIC, 8);
+	s->size = sizeof(h);
+	while (fread(&c, sizeof(c), 1, f) == 1) {
+		uint32_t padded = (c.size + 7) & ~7u;
+
+		assert_true(c.type < VPERF_RAWREC_NR_TYPES && c.size <= VPERF_RAWREC_MAX_CHUNK);
+		assert_int_equal(fread(buf, 1, padded, f), padded);
+		s->size += sizeof(c) + padded;
+		s->chunks[c.type]++;
+		if (c.type == VPERF_RAWREC_TSC_SAMPLE) {
+			assert_int_equal(c.size, sizeof(struct vperf_rawrec_tsc_sample));
+			s->last_guest_tsc = ((struct vperf_rawrec_tsc_sample *)buf)->guest_tsc;
+		}
+		for (uint32_t off = 0; c.type == VPERF_RAWREC_GUEST && off < c.size; s->records++)
+			off += ((struct vperf_trace_rec *)(buf + off))->size;
+	}
+	assert_true(feof(f));
+	fclose(f);
+	free(buf);
+}
+
+/* The guest: a ring of 4 KiB at RING_GPA, registered on vCPU 0. */
+#define RING_GPA	0x40000
+#define RING_DATA	4096u
+
+static void guest_ring_register(struct fake *f)
+{
+	struct vperf_trace_ring *r = (void *)(f->ram + RING_GPA);
+	uint64_t a[4] = { RING_GPA, RING_DATA + sizeof(*r), 0, 0 };
+
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	r->version = VPERF_TRACE_RING_V2;
+	r->data_size = RING_DATA;
+	assert_int_equal(pvport__hypercall(&f->vm.vcpus[0], VPERF_HC_TRACE_REGISTER, a), 0);
+}
+
+/* One marker into the ring, then TRACE_FLUSH passing guest_tsc. */
+static void guest_mark_and_flush(struct fake *f, uint64_t guest_tsc)
+{
+	struct vperf_trace_ring *r = (void *)(f->ram + RING_GPA);
+	unsigned char rec[VPERF_TRACE_REC_MAX];
+	uint32_t n = vperf_mark_rec_fill(rec, "loop", 4, guest_tsc, VPERF_TRACE_MARK_INSTANT,
+					 guest_tsc);
+	uint64_t a[4] = { guest_tsc, 0, 0, 0 };
+
+	vperf_ring_copy_in((unsigned char *)(r + 1), RING_DATA, r->head, rec, n);
+	r->head += n;
+	assert_true(pvport__hypercall(&f->vm.vcpus[0], VPERF_HC_TRACE_FLUSH, a) >= 0);
+}
+
+/*
+ * A guest looping on TRACE_FLUSH: its records go into the file, but its clock samples only one
+ * per drain of the recorder (here: the last one, at the stop), the tightest of them.
+ */
+static void vmm_record_one_clock_sample_per_drain(void **state)
+{
+	struct fake *f = fake_new();
+	struct record_config cfg = { .host_events = false };
+	struct rec_summary s;
+	struct rec_dir d;
+
+	(void)state;
+	rec_dir_new(&d);
+	cfg.path = d.file;
+	assert_int_equal(recorder__new(&f->vm, &cfg, &f->vm.rec), 0);
+	vmm_pv_vcpu_enter(&f->vm.vcpus[0]);
+	guest_ring_register(f);
+	/* guest TSCs 2^40 apart: the largest guest - host is the last flush's */
+	for (uint64_t i = 1; i <= 5000; i++)
+		guest_mark_and_flush(f, i << 40);
+	recorder__stop(f->vm.rec);
+	recorder__delete(f->vm.rec);
+	f->vm.rec = NULL;
+	rec_read(d.file, &s);
+	print_message("%" PRIu64 " bytes: %" PRIu64 " guest chunks (%" PRIu64 " records), %" PRIu64
+		      " clock samples\n", s.size, s.chunks[VPERF_RAWREC_GUEST], s.records,
+		      s.chunks[VPERF_RAWREC_TSC_SAMPLE]);
+	assert_int_equal(s.records, 5000);
+	assert_int_equal(s.chunks[VPERF_RAWREC_TSC_SAMPLE], 1);
+	assert_true(s.last_guest_tsc == 5000ull << 40);
+	assert_int_equal(s.chunks[VPERF_RAWREC_END], 1);
+	rec_dir_delete(&d);
+	fake_delete(f);
+}
+
+/* However fast the guest writes and flushes, the file stops at --record-max, on a whole chunk. */
+static void vmm_record_max_bounds_a_flushing_guest(void **state)
+{
+	struct fake *f = fake_new();
+	struct record_config cfg = { .host_events = false, .max_bytes = 64 * 1024 };
+	struct rec_summary s;
+	struct rec_dir d;
+
+	(void)state;
+	rec_dir_new(&d);
+	cfg.path = d.file;
+	assert_int_equal(recorder__new(&f->vm, &cfg, &f->vm.rec), 0);
+	vmm_pv_vcpu_enter(&f->vm.vcpus[0]);
+	guest_ring_register(f);
+	for (uint64_t i = 1; i <= 20000; i++)
+		guest_mark_and_flush(f, i);
+	recorder__stop(f->vm.rec);
+	recorder__delete(f->vm.rec);
+	f->vm.rec = NULL;
+	rec_read(d.file, &s);
+	print_message("--record-max 64 KiB, 20000 flushes of a marker: %" PRIu64 " bytes, %" PRIu64
+		      " records\n", s.size, s.records);
+	assert_true(s.size <= 64 * 1024);
+	assert_true(s.size > 60 * 1024);		/* it recorded up to there */
+	assert_true(s.records > 500 && s.records < 20000);
+	assert_int_equal(s.chunks[VPERF_RAWREC_END], 0);	/* cut: the reader says so */
+	rec_dir_delete(&d);
+	fake_delete(f);
+}
+
 /*
  * The file is new and its user's alone: mode 0600 whatever the umask; a file already there
  * becomes FILE.old; a symbolic link, even a dangling one, or a directory there is refused and
@@ -1236,6 +1374,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(vmm_dispatch_exits),
 		cmocka_unit_test(vmm_platform_ports),
 		cmocka_unit_test(vmm_stats),
+		cmocka_unit_test(vmm_record_one_clock_sample_per_drain),
+		cmocka_unit_test(vmm_record_max_bounds_a_flushing_guest),
 		cmocka_unit_test(vmm_record_file_is_created_new_and_private),
 	};
 	size_t i, n = sizeof(tests) / sizeof(tests[0]);
