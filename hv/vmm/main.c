@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include <vperf/abi.h>
+#include <vperf/hv.h>
 
 #include "log.h"
+#include "pvdev.h"
 #include "record.h"
 #include "stats.h"
 #include "vmm.h"
@@ -41,6 +43,20 @@ struct options {
 
 static void usage(FILE *f)
 {
+	char allow[512] = "";
+	size_t len = 0, line = 0;
+	int nr;
+	const char *const *dfl = vperf_hv__default_allow(&nr);
+
+	/* the default allowlist, in lines that fit the column */
+	for (int i = 0; i < nr && len < sizeof(allow); i++) {
+		bool wrap = line && line + 1 + strlen(dfl[i]) > 54;
+		int n = snprintf(allow + len, sizeof(allow) - len, "%s%s", !i ? "" : wrap ?
+				 ",\n                          " : ",", dfl[i]);
+
+		line = wrap ? strlen(dfl[i]) : line + (size_t)n;
+		len += n > 0 ? (size_t)n : 0;
+	}
 	fprintf(f,
 		"usage: vperf-vmm --kernel BZIMAGE [options] [-- KERNEL_ARGS...]\n"
 		"\n"
@@ -68,8 +84,24 @@ static void usage(FILE *f)
 		"                          exits, the guest's version-2 trace rings, the vCPUs'\n"
 		"                          TSC offsets, and the host kernel's kvm and sched events\n"
 		"                          of the vCPU threads through tracefs); `vperf vm record`\n"
-		"                          turns it into a CTF trace (docs/recording.md)\n"
+		"                          turns it into a CTF trace (docs/recording.md). An\n"
+		"                          existing FILE is renamed to FILE.old; the new one is\n"
+		"                          its user's alone (mode 0600)\n"
 		"      --no-host-events    with --record: leave out the host kernel's events\n"
+		"      --record-max MIB    with --record: the most the file may hold, %d..%d\n"
+		"                          (default %d); the recording stops there, the guest\n"
+		"                          runs on\n"
+		"      --allow LIST        the events the guest may count with the vperf device:\n"
+		"                          comma-separated SOURCE:GLOB patterns (fnmatch, any\n"
+		"                          case) over the host's name for each event: hw:NAME\n"
+		"                          (perf's generic events: cycles, LLC-loads, ...),\n"
+		"                          raw:PMU::EVENT (a core PMU's events), rawmod:edge,\n"
+		"                          rawmod:inv, rawmod:cmask (filters raw events may set),\n"
+		"                          sw:NAME, kvm:STAT, exits:REASON|all, steal:steal;\n"
+		"                          \"default\" is the default list; repeatable, the lists\n"
+		"                          add up. Default:\n"
+		"                          %s\n"
+		"                          (docs/abi.md, \"Allowlist\"); e.g. default,raw:*\n"
 		"  -d, --debug             debug messages (unhandled ports, boot layout, ...)\n"
 		"  -q, --quiet             errors only\n"
 		"  -h, --help              this help\n"
@@ -87,7 +119,9 @@ static void usage(FILE *f)
 		"         tests/vm/run-nested.sh)\n"
 		"  128+S  stopped by signal S (SIGINT, SIGTERM, SIGHUP), after a clean shutdown\n",
 		VPERF_CPUID_BASE, VPERF_DEFAULT_PORT, VPERF_ABI_VERSION, DEFAULT_CMDLINE,
-		VM_MAX_VCPUS, VM_MIN_MEM_MIB, VM_MAX_MEM_MIB, VM_DEFAULT_MEM_MIB, VM_EXIT_CRASH,
+		VM_MAX_VCPUS, VM_MIN_MEM_MIB, VM_MAX_MEM_MIB, VM_DEFAULT_MEM_MIB, 1,
+		RECORD_MAX_MAX_MIB, RECORD_DEFAULT_MAX_MIB, allow,
+		VM_EXIT_CRASH,
 		VM_EXIT_TIMEOUT, VM_EXIT_VMM_ERROR);
 }
 
@@ -131,7 +165,10 @@ static int append_cmdline(char *dst, const char *word)
 	return 0;
 }
 
-enum { OPT_CONSOLE_LOG = 0x100, OPT_STATS_JSON, OPT_NO_INPUT, OPT_RECORD, OPT_NO_HOST_EVENTS };
+enum {
+	OPT_CONSOLE_LOG = 0x100, OPT_STATS_JSON, OPT_NO_INPUT, OPT_RECORD, OPT_NO_HOST_EVENTS,
+	OPT_ALLOW, OPT_RECORD_MAX,
+};
 
 /* 0: run; 1: done (help, version); -1: usage error (printed). */
 static int parse_options(int argc, char **argv, struct options *o)
@@ -150,6 +187,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "no-host-events", no_argument, NULL, OPT_NO_HOST_EVENTS },
+		{ "allow", required_argument, NULL, OPT_ALLOW },
+		{ "record-max", required_argument, NULL, OPT_RECORD_MAX },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -215,6 +254,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_NO_HOST_EVENTS:
 			o->record.host_events = false;
 			break;
+		case OPT_RECORD_MAX:
+			if (parse_uint("--record-max", optarg, 1, RECORD_MAX_MAX_MIB, &v))
+				return -1;
+			o->record.max_bytes = (uint64_t)v << 20;
+			break;
+		case OPT_ALLOW:
+			if (vmm_pv_allow_add(&o->cfg, optarg))
+				return -1;
+			break;
 		case 'd':
 			vmm_log_set_level(VMM_LOG_DEBUG);
 			break;
@@ -246,6 +294,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		pr_err("--no-host-events goes with --record FILE (see --help)");
 		return -1;
 	}
+	if (o->record.max_bytes && !o->record.path) {
+		pr_err("--record-max goes with --record FILE (see --help)");
+		return -1;
+	}
 	if (append_cmdline(o->cmdline, cmdline) || append_cmdline(o->cmdline, append))
 		return -1;
 	for (; optind < argc; optind++) {
@@ -256,32 +308,27 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Build, run and tear down the VM o describes: the exit status. */
+static int run(const struct options *o)
 {
 	static struct vm vm;	/* large (per-port bitmaps, per-vCPU counters): not on the stack */
-	struct options o;
 	int status, err;
 
-	err = parse_options(argc, argv, &o);
-	if (err)
-		return err > 0 ? (fflush(stdout) == 0 && !ferror(stdout) ? 0 : VM_EXIT_VMM_ERROR)
-			       : VM_EXIT_VMM_ERROR;
-
-	pr_debug("%u vCPU(s), %llu MiB, kernel %s, initrd %s, command line \"%s\"", o.cfg.nr_vcpus,
-		 (unsigned long long)(o.cfg.mem_size >> 20), o.cfg.kernel,
-		 o.cfg.initrd ? o.cfg.initrd : "none", o.cfg.cmdline);
+	pr_debug("%u vCPU(s), %llu MiB, kernel %s, initrd %s, command line \"%s\"", o->cfg.nr_vcpus,
+		 (unsigned long long)(o->cfg.mem_size >> 20), o->cfg.kernel,
+		 o->cfg.initrd ? o->cfg.initrd : "none", o->cfg.cmdline);
 	err = vmm__block_signals();
 	if (err) {
 		pr_err("blocking signals: %s", strerror(-err));
 		return VM_EXIT_VMM_ERROR;
 	}
-	if (vmm__setup(&vm, &o.cfg))
+	if (vmm__setup(&vm, &o->cfg))
 		return VM_EXIT_VMM_ERROR;
-	if (o.record.path && recorder__new(&vm, &o.record, &vm.rec)) {
+	if (o->record.path && recorder__new(&vm, &o->record, &vm.rec)) {
 		vmm__teardown(&vm);
 		return VM_EXIT_VMM_ERROR;
 	}
-	err = vmm__run(&vm, o.timeout_s);
+	err = vmm__run(&vm, o->timeout_s);
 	status = err ? VM_EXIT_VMM_ERROR : vmm__exit_status(&vm);
 	pr_debug("guest stopped: %s, exit status %d", vm__stop_reason_name(vm.stop_reason), status);
 
@@ -291,17 +338,17 @@ int main(int argc, char **argv)
 			status = VM_EXIT_VMM_ERROR;
 	}
 	if (vm.console.log_errno) {
-		pr_err("writing the console log %s: %s", o.cfg.console_log,
+		pr_err("writing the console log %s: %s", o->cfg.console_log,
 		       strerror(vm.console.log_errno));
 		if (!status)
 			status = VM_EXIT_VMM_ERROR;
 	}
-	if (o.stats)
+	if (o->stats)
 		stats__print(&vm, stderr);
-	if (o.stats_json) {
-		err = stats__write_json(&vm, status, o.stats_json);
+	if (o->stats_json) {
+		err = stats__write_json(&vm, status, o->stats_json);
 		if (err) {
-			pr_err("writing %s: %s", o.stats_json, strerror(-err));
+			pr_err("writing %s: %s", o->stats_json, strerror(-err));
 			if (!status)
 				status = VM_EXIT_VMM_ERROR;
 		}
@@ -309,5 +356,21 @@ int main(int argc, char **argv)
 	recorder__delete(vm.rec);
 	vm.rec = NULL;
 	vmm__teardown(&vm);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	int status, err;
+
+	err = parse_options(argc, argv, &o);
+	if (err > 0)
+		status = fflush(stdout) == 0 && !ferror(stdout) ? 0 : VM_EXIT_VMM_ERROR;
+	else if (err)
+		status = VM_EXIT_VMM_ERROR;
+	else
+		status = run(&o);
+	vmm_pv_allow_free(&o.cfg);
 	return status;
 }

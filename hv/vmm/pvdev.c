@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
@@ -171,6 +172,76 @@ static const struct vperf_hv_ops pv_ops = {
 	.report = pv_report,
 };
 
+/* Append one pattern (a copy) to cfg's list. */
+static int allow_push(struct vm_config *cfg, const char *pattern)
+{
+	char **list, *copy;
+
+	if (cfg->nr_allow >= VMM_MAX_ALLOW) {
+		pr_err("--allow: more than %d patterns", VMM_MAX_ALLOW);
+		return -EINVAL;
+	}
+	copy = strdup(pattern);
+	list = copy ? realloc(cfg->allow, (cfg->nr_allow + 1) * sizeof(*list)) : NULL;
+	if (!list) {
+		free(copy);
+		pr_err("--allow: out of memory");
+		return -ENOMEM;
+	}
+	list[cfg->nr_allow++] = copy;
+	cfg->allow = list;
+	return 0;
+}
+
+int vmm_pv_allow_add(struct vm_config *cfg, const char *list)
+{
+	unsigned int before = cfg->nr_allow;
+	const char *p = list;
+	char item[128];
+	int err = 0;
+
+	do {
+		size_t n = strcspn(p, ",");
+
+		if (!n || n >= sizeof(item)) {
+			pr_err("--allow '%s': %s pattern (see --help)", list,
+			       n ? "a too long" : "an empty");
+			err = -EINVAL;
+			break;
+		}
+		memcpy(item, p, n);
+		item[n] = '\0';
+		if (!strcmp(item, "default")) {
+			int nr;
+			const char *const *dfl = vperf_hv__default_allow(&nr);
+
+			for (int i = 0; i < nr && !err; i++)
+				err = allow_push(cfg, dfl[i]);
+		} else if (vperf_hv__allow_check(item)) {
+			pr_err("--allow '%s': not SOURCE:GLOB with SOURCE one of hw, raw, rawmod, "
+			       "sw, kvm, exits, steal (see --help)", item);
+			err = -EINVAL;
+		} else {
+			err = allow_push(cfg, item);
+		}
+		p += n;
+	} while (!err && *p++ == ',');
+	if (err) {
+		while (cfg->nr_allow > before)
+			free(cfg->allow[--cfg->nr_allow]);
+	}
+	return err;
+}
+
+void vmm_pv_allow_free(struct vm_config *cfg)
+{
+	for (unsigned int i = 0; i < cfg->nr_allow; i++)
+		free(cfg->allow[i]);
+	free(cfg->allow);
+	cfg->allow = NULL;
+	cfg->nr_allow = 0;
+}
+
 int vmm_pv_init(struct vm *vm)
 {
 	struct vperf_hv_config cfg = {
@@ -178,8 +249,16 @@ int vmm_pv_init(struct vm *vm)
 		.nr_vcpus = (int)vm->cfg.nr_vcpus,
 		.gsi = VPERF_DEFAULT_GSI,
 		.doorbell_gpa = VM_DOORBELL_ADDR,
+		.allow = (const char *const *)vm->cfg.allow,
+		.nr_allow = (int)vm->cfg.nr_allow,
 	};
-	int err = vperf_hv__new(&cfg, &pv_ops, vm, &vm->pv);
+	int err;
+
+	if (!vm->cfg.allow)
+		pr_debug("vperf device: the default allowlist");
+	for (unsigned int i = 0; i < vm->cfg.nr_allow; i++)
+		pr_debug("vperf device: allow %s", vm->cfg.allow[i]);
+	err = vperf_hv__new(&cfg, &pv_ops, vm, &vm->pv);
 
 	if (err)
 		pr_err("creating the vperf device: %s", strerror(-err));

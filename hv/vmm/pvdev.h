@@ -13,6 +13,18 @@
 struct vm;
 struct vcpu;
 
+#define VMM_MAX_ALLOW	256	/* --allow patterns in all */
+
+struct vm_config;
+
+/*
+ * --allow LIST: append LIST's comma-separated patterns to cfg's allowlist
+ * ("default": the device's default list).  0, or -EINVAL / -ENOMEM with the
+ * reason printed (cfg keeps what it had).
+ */
+int vmm_pv_allow_add(struct vm_config *cfg, const char *list) __attribute__((warn_unused_result));
+void vmm_pv_allow_free(struct vm_config *cfg);
+
 /* Create the device (before the vCPUs: their CPUID announces its features). */
 int vmm_pv_init(struct vm *vm) __attribute__((warn_unused_result));
 void vmm_pv_exit(struct vm *vm);

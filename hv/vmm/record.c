@@ -9,7 +9,9 @@
  *     RECORD_PERIOD_MS from the recorder thread, or by a guest's TRACE_FLUSH in its vCPU thread:
  *     the valid records arrive through pvdev.c's trace_records op and go out as GUEST chunks;
  *   - the host kernel's events (tracefs.c), copied page by page.
- * Chunks are appended under one lock with one writev each.
+ * Chunks are appended under one lock with one writev each, as long as they fit --record-max (a
+ * guest decides how much it writes: its rings' records, its TRACE_FLUSHes): past it the file is
+ * a valid recording without its END chunk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #include <vperf/hv.h>
@@ -50,6 +53,10 @@ struct rec_vcpu {
 	struct vperf_hv_trace_stats last;	/* ring stats last written */
 	int64_t tsc_offset;			/* read at the start */
 	bool tsc_offset_ok;
+	/* the tightest TRACE_FLUSH clock sample since the last drain (vCPU thread -> recorder) */
+	pthread_mutex_t sample_lock;
+	struct vperf_rawrec_tsc_sample sample;
+	bool have_sample;
 };
 
 struct recorder {
@@ -58,6 +65,8 @@ struct recorder {
 	int fd;
 	pthread_mutex_t lock;			/* the file */
 	int err;				/* the first write error, under lock */
+	uint64_t size;				/* the file's, under lock */
+	bool full;				/* --record-max reached, under lock */
 	pthread_t thread;
 	bool thread_started;
 	atomic_bool stop;
@@ -117,8 +126,17 @@ int recorder__chunk(struct recorder *rec, uint32_t type, uint32_t cpu, uint32_t 
 		return -E2BIG;
 	pthread_mutex_lock(&rec->lock);
 	err = rec->err;
+	if (!err && rec->size + sizeof(c) + size + iov[2].iov_len > rec->cfg.max_bytes) {
+		/* whole chunks only: the file ends before the one that does not fit */
+		err = rec->err = -EFBIG;
+		rec->full = true;
+		pr_err("--record %s: the recording reached --record-max (%" PRIu64 " MiB): "
+		       "recording stops here, the guest runs on", rec->cfg.path,
+		       rec->cfg.max_bytes >> 20);
+	}
 	if (!err) {
 		err = write_all(rec->fd, iov, 3);
+		rec->size += sizeof(c) + size + iov[2].iov_len;
 		rec->bytes += sizeof(c) + size + iov[2].iov_len;
 		rec->chunks++;
 		if (type == VPERF_RAWREC_EXITS)
@@ -187,6 +205,49 @@ static void write_tsc_offsets(struct recorder *rec, bool at_start)
 	}
 }
 
+/* The file, created as record.h says: an fd, or -errno with the reason printed. */
+static int create_file(const char *path)
+{
+	char old[4096];
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			pr_err("--record %s: there is a %s there; vperf-vmm writes only a file of "
+			       "its own", path, S_ISLNK(st.st_mode) ? "symbolic link" :
+			       S_ISDIR(st.st_mode) ? "directory" : "file that is not a regular one");
+			return -EEXIST;
+		}
+		if ((size_t)snprintf(old, sizeof(old), "%s.old", path) >= sizeof(old)) {
+			pr_err("--record %s: the name is too long", path);
+			return -ENAMETOOLONG;
+		}
+		if (rename(path, old)) {
+			int err = -errno;
+
+			pr_err("--record %s: renaming the file there to %s: %s", path, old,
+			       strerror(-err));
+			return err;
+		}
+		pr_info("--record %s: the file there is now %s", path, old);
+	} else if (errno != ENOENT) {
+		int err = -errno;
+
+		pr_err("--record %s: %s", path, strerror(-err));
+		return err;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int err = -errno;
+
+		pr_err("--record %s: %s%s", path, strerror(-err),
+		       err == -EEXIST ? " (it appeared while the old one was moved away)" : "");
+		return err;
+	}
+	return fd;
+}
+
 int recorder__new(struct vm *vm, const struct record_config *cfg, struct recorder **out)
 {
 	struct vperf_rawrec_header h = { .size = sizeof(h), .version = VPERF_RAWREC_VERSION };
@@ -199,8 +260,12 @@ int recorder__new(struct vm *vm, const struct record_config *cfg, struct recorde
 		return -ENOMEM;
 	rec->vm = vm;
 	rec->cfg = *cfg;
+	if (!rec->cfg.max_bytes)
+		rec->cfg.max_bytes = (uint64_t)RECORD_DEFAULT_MAX_MIB << 20;
 	rec->fd = -1;
 	pthread_mutex_init(&rec->lock, NULL);
+	for (unsigned int i = 0; i < VM_MAX_VCPUS; i++)
+		pthread_mutex_init(&rec->vcpus[i].sample_lock, NULL);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
 		rec->vcpus[i].ring = calloc(EXIT_RING_SIZE, sizeof(*rec->vcpus[i].ring));
 		if (!rec->vcpus[i].ring) {
@@ -220,10 +285,14 @@ int recorder__new(struct vm *vm, const struct record_config *cfg, struct recorde
 		pr_err("--record: KVM_GET_TSC_KHZ: %s", strerror(-err));
 		goto fail;
 	}
-	rec->fd = open(cfg->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (rec->cfg.max_bytes < sizeof(h)) {
+		pr_err("--record %s: --record-max leaves no room for the file's header", cfg->path);
+		err = -EINVAL;
+		goto fail;
+	}
+	rec->fd = create_file(cfg->path);
 	if (rec->fd < 0) {
-		err = -errno;
-		pr_err("--record %s: %s", cfg->path, strerror(-err));
+		err = rec->fd;
 		goto fail;
 	}
 	memcpy(h.magic, VPERF_RAWREC_MAGIC, sizeof(h.magic));
@@ -241,6 +310,7 @@ int recorder__new(struct vm *vm, const struct record_config *cfg, struct recorde
 		pr_err("--record %s: %s", cfg->path, strerror(-err));
 		goto fail;
 	}
+	rec->size = sizeof(h);
 	/* Before any vCPU runs: a vCPU ioctl waits for a running KVM_RUN to return. */
 	write_tsc_offsets(rec, true);
 	*out = rec;
@@ -276,12 +346,24 @@ static void drain_exits(struct recorder *rec, unsigned int n)
 	}
 }
 
-/* Drain vCPU n's guest ring (records arrive through recorder__guest_records) and its losses. */
+/*
+ * Drain vCPU n's guest ring (records arrive through recorder__guest_records), its losses, and the
+ * clock sample its TRACE_FLUSHes left since the last drain.
+ */
 static void drain_guest(struct recorder *rec, unsigned int n)
 {
 	struct rec_vcpu *rv = &rec->vcpus[n];
 	struct vperf_hv_trace_stats st = { .size = sizeof(st) };
+	struct vperf_rawrec_tsc_sample sample;
+	bool have;
 
+	pthread_mutex_lock(&rv->sample_lock);
+	sample = rv->sample;
+	have = rv->have_sample;
+	rv->have_sample = false;
+	pthread_mutex_unlock(&rv->sample_lock);
+	if (have)
+		recorder__chunk(rec, VPERF_RAWREC_TSC_SAMPLE, n, 0, &sample, sizeof(sample));
 	if (!rec->vm->pv)
 		return;
 	vperf_hv__trace_drain(rec->vm->pv, (int)n);	/* -ESTATE without a ring: nothing to do */
@@ -320,9 +402,18 @@ void recorder__guest_records(struct recorder *rec, unsigned int vcpu, const void
 void recorder__clock_sample(struct recorder *rec, unsigned int vcpu, uint64_t guest_tsc)
 {
 	struct vperf_rawrec_tsc_sample s = { .guest_tsc = guest_tsc, .host_tsc = recorder__tsc() };
+	struct rec_vcpu *rv;
 
-	if (rec)
-		recorder__chunk(rec, VPERF_RAWREC_TSC_SAMPLE, vcpu, 0, &s, sizeof(s));
+	if (!rec || vcpu >= rec->vm->nr_vcpus)
+		return;
+	rv = &rec->vcpus[vcpu];
+	/* guest_tsc was read before host_tsc: guest - host bounds the offset from below */
+	pthread_mutex_lock(&rv->sample_lock);
+	if (!rv->have_sample || (int64_t)(s.guest_tsc - s.host_tsc) >
+				(int64_t)(rv->sample.guest_tsc - rv->sample.host_tsc))
+		rv->sample = s;
+	rv->have_sample = true;
+	pthread_mutex_unlock(&rv->sample_lock);
 }
 
 static void *recorder_thread(void *arg)
@@ -444,8 +535,10 @@ void recorder__stop(struct recorder *rec)
 		for (unsigned int i = 0; i < rec->vm->nr_vcpus; i++)
 			lost += atomic_load(&rec->vcpus[i].lost);
 		pr_info("--record %s: %" PRIu64 " bytes, %" PRIu64 " exit records (%" PRIu64 " lost), %"
-			PRIu64 " bytes of guest records, %" PRIu64 " bytes of host kernel events%s%s",
+			PRIu64 " bytes of guest records, %" PRIu64 " bytes of host kernel events"
+			"%s%s%s",
 			rec->cfg.path, rec->bytes, rec->exits, lost, rec->guest_bytes, rec->host_bytes,
+			rec->full ? "; cut at --record-max" : "",
 			rec->host_why[0] ? "; host events: " : "", rec->host_why);
 	}
 }
@@ -460,8 +553,10 @@ void recorder__delete(struct recorder *rec)
 	}
 	if (rec->fd >= 0)
 		close(rec->fd);
-	for (unsigned int i = 0; i < VM_MAX_VCPUS; i++)
+	for (unsigned int i = 0; i < VM_MAX_VCPUS; i++) {
 		free(rec->vcpus[i].ring);
+		pthread_mutex_destroy(&rec->vcpus[i].sample_lock);
+	}
 	pthread_mutex_destroy(&rec->lock);
 	free(rec);
 }

@@ -20,6 +20,8 @@
 #include "util.h"
 
 #define RECORD_PERIOD_MS	10
+#define RECORD_DEFAULT_MAX_MIB	256	/* --record-max's default */
+#define RECORD_MAX_MAX_MIB	65536
 
 struct vm;
 struct vcpu;
@@ -28,9 +30,19 @@ struct recorder;
 struct record_config {
 	const char *path;		/* the raw recording to create */
 	bool host_events;		/* also record the host kernel's events (tracefs.c) */
+	/*
+	 * The most the file may hold, header included (0: RECORD_DEFAULT_MAX_MIB): a chunk
+	 * that would go past it ends the recording there, as a write error does.
+	 */
+	uint64_t max_bytes;
 };
 
-/* Create the file and write its header; the thread starts with recorder__start(). */
+/*
+ * Create the file and write its header; the thread starts with recorder__start().  The file is
+ * created as perf creates perf.data: a regular file already at path is renamed to path.old,
+ * anything else there (a symbolic link, a directory) is refused, and the new one is made with
+ * O_EXCL | O_NOFOLLOW, mode 0600: it holds the guest's and the host's events, for its user only.
+ */
 int recorder__new(struct vm *vm, const struct record_config *cfg, struct recorder **out) __must_check;
 /* After the vCPU threads exist (their tids go into the metadata and the tracefs filters). */
 int recorder__start(struct recorder *rec) __must_check;
@@ -46,7 +58,12 @@ void recorder__delete(struct recorder *rec);
 int recorder__chunk(struct recorder *rec, uint32_t type, uint32_t cpu, uint32_t flags,
 		    const void *payload, uint32_t size);
 
-/* pvdev.c's libvperf-hv ops: a drain's valid guest records, a TRACE_FLUSH's clock sample. */
+/*
+ * pvdev.c's libvperf-hv ops: a drain's valid guest records, a TRACE_FLUSH's clock sample.  The
+ * samples are kept, not written: each drain of the recorder writes at most one per vCPU (of those
+ * since the last, the tightest bound: largest guest - host TSC), so that a guest looping on
+ * TRACE_FLUSH does not write into the file at its own pace.
+ */
 void recorder__guest_records(struct recorder *rec, unsigned int vcpu, const void *records, size_t len);
 void recorder__clock_sample(struct recorder *rec, unsigned int vcpu, uint64_t guest_tsc);
 

@@ -42,7 +42,7 @@ int hv_pfm_ready(void)
 	return pfm_status == PFM_SUCCESS ? 0 : -VPERF_ENODEV;
 }
 
-int hv_pfm_encode(const char *name, struct perf_event_attr *attr)
+int hv_pfm_encode(const char *name, struct perf_event_attr *attr, int *idx)
 {
 	pfm_perf_encode_arg_t arg;
 	int ret = hv_pfm_ready();
@@ -56,7 +56,11 @@ int hv_pfm_encode(const char *name, struct perf_event_attr *attr)
 	ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	if (ret == PFM_ERR_NOTFOUND)
 		return -VPERF_ENOENT;
-	return ret == PFM_SUCCESS ? 0 : -VPERF_EINVAL;
+	if (ret != PFM_SUCCESS)
+		return -VPERF_EINVAL;
+	if (idx)
+		*idx = arg.idx;
+	return 0;
 }
 
 /* perf's names of the software events, by config. */
@@ -71,6 +75,193 @@ static const char *sw_name(uint64_t config)
 	return config < sizeof(names) / sizeof(names[0]) ? names[config] : "unknown";
 }
 
+/* perf's names of the generic hardware events, by config (PERF_COUNT_HW_*). */
+static const char *const hw_names[PERF_COUNT_HW_MAX] = {
+	[PERF_COUNT_HW_CPU_CYCLES] = "cycles",
+	[PERF_COUNT_HW_INSTRUCTIONS] = "instructions",
+	[PERF_COUNT_HW_CACHE_REFERENCES] = "cache-references",
+	[PERF_COUNT_HW_CACHE_MISSES] = "cache-misses",
+	[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = "branch-instructions",
+	[PERF_COUNT_HW_BRANCH_MISSES] = "branch-misses",
+	[PERF_COUNT_HW_BUS_CYCLES] = "bus-cycles",
+	[PERF_COUNT_HW_STALLED_CYCLES_FRONTEND] = "stalled-cycles-frontend",
+	[PERF_COUNT_HW_STALLED_CYCLES_BACKEND] = "stalled-cycles-backend",
+	[PERF_COUNT_HW_REF_CPU_CYCLES] = "ref-cycles",
+};
+
+/*
+ * perf's name of a generic cache event ("L1-dcache-load-misses"): config is
+ * cache | op << 8 | result << 16 and nothing else.  False if it is not one.
+ */
+static bool hw_cache_name(uint64_t config, char *buf, size_t len)
+{
+	static const char *const cache[PERF_COUNT_HW_CACHE_MAX] = {
+		"L1-dcache", "L1-icache", "LLC", "dTLB", "iTLB", "branch", "node",
+	};
+	static const char *const op[PERF_COUNT_HW_CACHE_OP_MAX][PERF_COUNT_HW_CACHE_RESULT_MAX] = {
+		{ "loads", "load-misses" },
+		{ "stores", "store-misses" },
+		{ "prefetches", "prefetch-misses" },
+	};
+	uint64_t c = config & 0xff, o = (config >> 8) & 0xff, r = (config >> 16) & 0xff;
+
+	if (config >> 24 || c >= PERF_COUNT_HW_CACHE_MAX || o >= PERF_COUNT_HW_CACHE_OP_MAX ||
+	    r >= PERF_COUNT_HW_CACHE_RESULT_MAX)
+		return false;
+	snprintf(buf, len, "%s-%s", cache[c], op[o][r]);
+	return true;
+}
+
+/*
+ * The x86 event select register, as a raw config carries it (Intel SDM vol. 3B,
+ * IA32_PERFEVTSELx; AMD APM vol. 2, PerfEvtSeln; libpfm4's pfm_intel_x86_reg_t
+ * and pfm_amd64_reg_t say the same).
+ */
+#define X86_EVENT	0xffull			/* event select [7:0] */
+#define X86_UMASK	0xff00ull		/* unit mask */
+#define X86_EDGE	(1ull << 18)		/* edge detect */
+#define X86_ANY		(1ull << 21)		/* Intel AnyThread: both SMT threads */
+#define X86_INV		(1ull << 23)		/* invert the counter mask */
+#define X86_CMASK	(0xffull << 24)		/* counter mask */
+#define AMD_EVENT_HI	(0xfull << 32)		/* AMD: event select [11:8] */
+#define AMD_GUEST_HOST	(3ull << 40)		/* AMD: GuestOnly (40), HostOnly (41) */
+
+/* Does the host's CPU read raw configs AMD's way (event select bits in 32-35)? */
+static bool host_is_amd(void)
+{
+	uint32_t a = 0, b, c = 0, d;
+
+	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+	/* the vendor, EBX its first four bytes: "Auth"enticAMD, "Hygo"nGenuine */
+	return b == 0x68747541 || b == 0x6f677948;
+}
+
+/* Keep the filter bits of config under mask if the operator allows "rawmod:what". */
+static int raw_filter(const struct vperf_hv *hv, uint64_t config, uint64_t mask, const char *what,
+		      uint64_t *keep)
+{
+	if (!(config & mask))
+		return 0;
+	if (!hv_allowed(hv, "rawmod", what))
+		return -VPERF_EPERM;
+	*keep |= mask;
+	return 0;
+}
+
+/*
+ * A raw event (PERF_TYPE_RAW, or a hybrid core PMU's dynamic type): the PMU
+ * libpfm4 encoded it for decides its layout and its name.  Only a core PMU's
+ * events and perf_raw's are x86 event selects of the vCPU thread; anything
+ * else (uncore, IBS, RAPL) counts more than that: never.
+ */
+static int raw_decide(const struct vperf_hv *hv, int idx, struct perf_event_attr *attr,
+		      char *name, size_t len)
+{
+	uint64_t config = attr->config, keep = X86_EVENT | X86_UMASK;
+	pfm_event_info_t einfo;
+	pfm_pmu_info_t pinfo;
+	bool amd;
+	int ret;
+
+	memset(&einfo, 0, sizeof(einfo));
+	einfo.size = sizeof(einfo);
+	memset(&pinfo, 0, sizeof(pinfo));
+	pinfo.size = sizeof(pinfo);
+	if (pfm_get_event_info(idx, PFM_OS_NONE, &einfo) != PFM_SUCCESS ||
+	    pfm_get_pmu_info(einfo.pmu, &pinfo) != PFM_SUCCESS)
+		return -VPERF_EPERM;
+	if (einfo.pmu == PFM_PMU_PERF_EVENT_RAW && attr->type == PERF_TYPE_RAW)
+		amd = host_is_amd();
+	else if (pinfo.type == PFM_PMU_TYPE_CORE)
+		amd = !strncmp(pinfo.name, "amd64", 5);
+	else
+		return -VPERF_EPERM;
+	if (amd)
+		keep |= AMD_EVENT_HI;
+	/* never: the SMT sibling's events (other VMs, the host), or host-only counting */
+	if (config & (X86_ANY | AMD_GUEST_HOST))
+		return -VPERF_EPERM;
+	/* the counter-mask filters only where the operator allows each */
+	ret = raw_filter(hv, config, X86_EDGE, "edge", &keep);
+	if (!ret)
+		ret = raw_filter(hv, config, X86_INV, "inv", &keep);
+	if (!ret)
+		ret = raw_filter(hv, config, X86_CMASK, "cmask", &keep);
+	if (ret)
+		return ret;
+	/* the rest is not the guest's: privilege, interrupt, enable, pin control, TSX filters */
+	attr->config = config & keep;
+	if (einfo.pmu == PFM_PMU_PERF_EVENT_RAW)
+		snprintf(name, len, "perf_raw::r%04" PRIx64, (uint64_t)attr->config);
+	else
+		snprintf(name, len, "%s::%s", pinfo.name, einfo.name);
+	return 0;
+}
+
+int hv_perf_decide(const struct vperf_hv *hv, const char *text, struct hv_perf_event *ev)
+{
+	struct perf_event_attr enc;
+	const char *src;
+	int idx = -1, ret;
+
+	memset(ev, 0, sizeof(*ev));
+	ret = hv_pfm_encode(text, &enc, &idx);
+	if (ret)
+		return ret;
+	/*
+	 * What no modifier may ask for, whatever the event: a counter that pins
+	 * or owns the host's PMU (pinned, exclusive), PEBS (precise_ip: the PMU
+	 * writes into host memory), frequency mode, the extra registers (offcore
+	 * response, load latency, frontend: config1, config2).
+	 */
+	if (enc.pinned || enc.exclusive || enc.precise_ip || enc.freq || enc.config1 || enc.config2)
+		return -VPERF_EPERM;
+	ev->kind = SRC_HW;
+	switch (enc.type) {
+	case PERF_TYPE_SOFTWARE:
+		ev->kind = SRC_SW;
+		src = "sw";
+		snprintf(ev->name, sizeof(ev->name), "%s", sw_name(enc.config));
+		break;
+	case PERF_TYPE_HARDWARE:
+		/* bits 32-63 would name a hybrid PMU: perf's generic events only */
+		if (enc.config >= PERF_COUNT_HW_MAX || !hw_names[enc.config])
+			return -VPERF_EPERM;
+		src = "hw";
+		snprintf(ev->name, sizeof(ev->name), "%s", hw_names[enc.config]);
+		break;
+	case PERF_TYPE_HW_CACHE:
+		if (!hw_cache_name(enc.config, ev->name, sizeof(ev->name)))
+			return -VPERF_EPERM;
+		src = "hw";
+		break;
+	default:
+		/* tracepoints, breakpoints: never; a dynamic type: a core PMU's event or nothing */
+		if (enc.type != PERF_TYPE_RAW && enc.type < PERF_TYPE_MAX)
+			return -VPERF_EPERM;
+		src = "raw";
+		ret = raw_decide(hv, idx, &enc, ev->name, sizeof(ev->name));
+		if (ret)
+			return ret;
+		break;
+	}
+	if (!hv_allowed(hv, src, ev->name))
+		return -VPERF_EPERM;
+	/* A new attr from what was decided: nothing else the encoding carried reaches the host. */
+	ev->attr.size = sizeof(ev->attr);
+	ev->attr.type = enc.type;
+	ev->attr.config = enc.config;
+	ev->attr.exclude_user = enc.exclude_user;
+	ev->attr.exclude_kernel = enc.exclude_kernel;
+	ev->attr.exclude_hv = enc.exclude_hv;
+	if (ev->kind == SRC_HW) {
+		/* count what the guest does, never the host */
+		ev->attr.exclude_host = 1;
+		ev->attr.exclude_guest = 0;
+	}
+	return 0;
+}
+
 static bool is_clock(const struct hv_counter *c)
 {
 	return c->kind == SRC_SW && (!strcmp(c->name, "task-clock") || !strcmp(c->name, "cpu-clock"));
@@ -79,41 +270,22 @@ static bool is_clock(const struct hv_counter *c)
 static int open_perf(struct hv_vcpu *v, struct hv_counter *c, const char *name)
 {
 	struct vperf_hv *hv = v->hv;
-	struct perf_event_attr attr;
+	struct hv_perf_event ev;
 	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = v->tid };
 	int fd, ret;
 
-	ret = hv_pfm_encode(name, &attr);
+	ret = hv_perf_decide(hv, name, &ev);
 	if (ret)
 		return ret;
-
-	if (attr.type == PERF_TYPE_SOFTWARE) {
-		c->kind = SRC_SW;
-		snprintf(c->name, sizeof(c->name), "%s", sw_name(attr.config));
-		if (!hv_allowed(hv, "sw", c->name))
-			return -VPERF_EPERM;
-	} else if (attr.type == PERF_TYPE_HARDWARE || attr.type == PERF_TYPE_HW_CACHE ||
-		   attr.type == PERF_TYPE_RAW || attr.type >= PERF_TYPE_MAX) {
-		c->kind = SRC_HW;
-		snprintf(c->name, sizeof(c->name), "%s", name);
-		if (!hv_allowed(hv, "hw", name))
-			return -VPERF_EPERM;
-		/* Count what the guest does, never the host. */
-		attr.exclude_host = 1;
-		attr.exclude_guest = 0;
-	} else {
-		return -VPERF_EPERM;	/* tracepoints and the like: never */
-	}
+	c->kind = ev.kind;
+	snprintf(c->name, sizeof(c->name), "%s", ev.name);
 	if (!v->tid)
 		return -VPERF_ESTATE;
 
-	attr.size = sizeof(attr);
-	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	attr.sample_period = NEVER;
-	attr.wakeup_events = 1;
-	attr.inherit = 0;
-	attr.disabled = 0;
-	fd = (int)syscall(SYS_perf_event_open, &attr, v->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	ev.attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	ev.attr.sample_period = NEVER;
+	ev.attr.wakeup_events = 1;
+	fd = (int)syscall(SYS_perf_event_open, &ev.attr, v->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
 

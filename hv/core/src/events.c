@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <perfmon/pfmlib_perf_event.h>
-
 #include "hv-internal.h"
+
+#include <perfmon/pfmlib_perf_event.h>
 
 /* perf's generic hardware events: offered even without a PMU (status ENODEV). */
 static const char *const hw_generic[] = {
@@ -68,7 +68,8 @@ static uint32_t pmu_walk(void (*fn)(const char *name, uint32_t i))
 			if (pfm_get_event_info(e, PFM_OS_NONE, &einfo) != PFM_SUCCESS)
 				continue;
 			len = snprintf(name, sizeof(name), "%s::%s", pinfo.name, einfo.name);
-			if (len < 0 || len >= VPERF_EVENT_NAME_LEN || hv_pfm_encode(name, &attr))
+			if (len < 0 || len >= VPERF_EVENT_NAME_LEN ||
+			    hv_pfm_encode(name, &attr, NULL))
 				continue;
 			if (fn)
 				fn(name, n);
@@ -142,15 +143,16 @@ static bool named_exit(const struct vperf_hv *hv, uint64_t index, uint32_t *reas
 }
 
 /* What COUNTERS_SET answers for a PERF event, in its order of checks (open_perf). */
-static int perf_status(const struct hv_vcpu *v, const char *kind, const char *name, bool hw)
+static int perf_status(const struct hv_vcpu *v, const char *name)
 {
-	if (hv_pfm_ready())
-		return VPERF_ENODEV;
-	if (!hv_allowed(v->hv, kind, name))
-		return VPERF_EPERM;
+	struct hv_perf_event ev;
+	int ret = hv_perf_decide(v->hv, name, &ev);
+
+	if (ret)
+		return -ret;		/* ENODEV without libpfm4, EPERM where refused */
 	if (!v->tid)
 		return VPERF_ESTATE;	/* no thread to attach to (never for a running vCPU) */
-	if (hw && !v->hv->host_pmu)
+	if (ev.kind == SRC_HW && !v->hv->host_pmu)
 		return VPERF_ENODEV;
 	return 0;
 }
@@ -183,20 +185,20 @@ static int event_at(struct hv_vcpu *v, uint64_t index, struct vperf_event_desc *
 
 	if (index < NR(hw_generic)) {
 		set_desc(d, VPERF_SRC_PERF, 0, hw_generic[index]);
-		return perf_status(v, "hw", d->name, true);
+		return perf_status(v, d->name);
 	}
 	index -= NR(hw_generic);
 	if (hv->host_pmu) {
 		pthread_once(&pmu_once, pmu_names_build);
 		if (index < nr_pmu_names) {
 			set_desc(d, VPERF_SRC_PERF, 0, pmu_names[index]);
-			return perf_status(v, "hw", d->name, true);
+			return perf_status(v, d->name);
 		}
 		index -= nr_pmu_names;
 	}
 	if (index < NR(sw_events)) {
 		set_desc(d, VPERF_SRC_PERF, 0, sw_events[index]);
-		return perf_status(v, "sw", d->name, false);
+		return perf_status(v, d->name);
 	}
 	index -= NR(sw_events);
 	n = kvm_names(v);

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <linux/perf_event.h>
 
 #include <vperf/hv.h>
 
@@ -50,6 +51,13 @@ struct hv_vcpu {
 	struct hv_counter counters[VPERF_MAX_COUNTERS];
 	uint64_t overflow_status;	/* the host's copy of the page field */
 	_Atomic uint64_t pending;	/* overflow bits set by the signal handler */
+	/*
+	 * The signal handler's view of the counters: slot i's perf fd while its
+	 * overflow is armed, else -1.  The handler reads nothing else, so a
+	 * signal in the middle of COUNTERS_SET or OVERFLOW_SET (same thread)
+	 * finds whole values: slots are disarmed before they change.
+	 */
+	_Atomic int armed_fd[VPERF_MAX_COUNTERS];
 	uint64_t held;			/* overflows held back by the rate limit */
 	uint64_t nr_throttled;		/* overflows that found the last one untaken */
 	uint64_t last_irq_ns;
@@ -133,12 +141,34 @@ int hv_kvm_stat_offset(int stats_fd, const char *name, uint32_t *offset);
 int hv_kvm_stat_names(int stats_fd, char (**names)[VPERF_EVENT_NAME_LEN], uint32_t *nr);
 /* libpfm4 initialized (once): 0, or -VPERF_ENODEV. */
 int hv_pfm_ready(void);
-struct perf_event_attr;
 /*
- * A PERF event's name as COUNTERS_SET resolves it (libpfm4, user and kernel
- * levels) into *attr: 0, or -VPERF_ENODEV (no libpfm4), -VPERF_ENOENT (no
- * such event), -VPERF_EINVAL (not encodable: a unit mask missing, ...).
+ * A PERF event's name as libpfm4 encodes it (user and kernel levels) into
+ * *attr, and libpfm4's event index into *idx (NULL: not wanted): 0, or
+ * -VPERF_ENODEV (no libpfm4), -VPERF_ENOENT (no such event), -VPERF_EINVAL
+ * (not encodable: a unit mask missing, ...).  Nothing decided yet.
  */
-int hv_pfm_encode(const char *name, struct perf_event_attr *attr);
+int hv_pfm_encode(const char *name, struct perf_event_attr *attr, int *idx);
+
+/* A PERF event as COUNTERS_SET would open it. */
+struct hv_perf_event {
+	enum hv_src_kind kind;		/* SRC_HW or SRC_SW */
+	/*
+	 * The allowlist's name for it, from the encoding, never the guest's
+	 * text: "cycles", "L1-dcache-load-misses" (hw), "task-clock" (sw),
+	 * "skl::INST_RETIRED", "perf_raw::r00c0" (raw: libpfm4's PMU and event)
+	 */
+	char name[VPERF_EVENT_NAME_LEN];
+	struct perf_event_attr attr;	/* what the host opens, before its own fields */
+};
+/*
+ * Decide on a PERF event by its encoded attr (docs/abi.md, "Allowlist"):
+ * 0 with *ev, or hv_pfm_encode()'s errors, or -VPERF_EPERM: refused, for a
+ * modifier no guest gets (pinned, exclusive, precise, freq, extra registers,
+ * Intel's AnyThread, AMD's host/guest-only bits), a raw filter (edge, inv,
+ * cmask) the operator did not allow, a PMU other than a core one, or an
+ * event the allowlist does not name.  Raw configs keep only the event select
+ * and unit mask (and the filters allowed).  Opens nothing.
+ */
+int hv_perf_decide(const struct vperf_hv *hv, const char *text, struct hv_perf_event *ev);
 
 #endif /* VPERF_HV_INTERNAL_H */

@@ -11,14 +11,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "hv-internal.h"
 
-/* Patterns over "source:name"; see docs/abi.md, "Allowlist". */
+/*
+ * Patterns over "source:name", name being the host's for the encoded event
+ * (hv_perf_decide()); see docs/abi.md, "Allowlist".
+ */
 static const char *const default_allow[] = {
-	"hw:*",				/* PMU events, counting guest mode only */
+	"hw:*",				/* perf's generic PMU events (no raw:), guest mode only */
 	"sw:task-clock", "sw:cpu-clock",	/* the vCPU thread's own time */
 	"sw:context-switches", "sw:cpu-migrations",
 	"kvm:*", "exits:*", "steal:*",
@@ -42,17 +46,61 @@ int vperf_hv__signal(void)
 /*
  * A host counter overflowed: the kernel signals the vCPU thread itself
  * (F_OWNER_TID), which interrupts KVM_RUN; vperf_hv__vcpu_exit() then
- * injects.  Only an atomic OR here.
+ * injects.  The signal may come in the middle of any hypercall of that
+ * thread, COUNTERS_SET included: the handler reads only armed_fd[] and ORs
+ * into pending, both atomics.
  */
 static void on_overflow(int sig, siginfo_t *si, void *uc)
 {
 	struct hv_vcpu *v = this_vcpu;
 
-	if (!v || si->si_code != POLL_IN)
+	if (!v || si->si_code != POLL_IN || si->si_fd < 0)
 		return;
-	for (int i = 0; i < v->nr_counters; i++)
-		if (v->counters[i].fd == si->si_fd && v->counters[i].period)
+	for (int i = 0; i < VPERF_MAX_COUNTERS; i++)
+		if (atomic_load_explicit(&v->armed_fd[i], memory_order_relaxed) == si->si_fd)
 			atomic_fetch_or(&v->pending, 1ull << i);
+}
+
+/* No counter's overflow reaches pending any more (a signal on its way finds no slot). */
+static void disarm_all(struct hv_vcpu *v)
+{
+	for (int i = 0; i < VPERF_MAX_COUNTERS; i++)
+		atomic_store_explicit(&v->armed_fd[i], -1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* The overflow bits of v's counters: anything above is stale. */
+static uint64_t counter_bits(const struct hv_vcpu *v)
+{
+	return v->nr_counters >= 64 ? ~0ull : (1ull << v->nr_counters) - 1;
+}
+
+const char *const *vperf_hv__default_allow(int *nr)
+{
+	*nr = (int)(sizeof(default_allow) / sizeof(default_allow[0]));
+	return default_allow;
+}
+
+int vperf_hv__allow_check(const char *pattern)
+{
+	static const char *const sources[] = {
+		"hw", "raw", "rawmod", "sw", "kvm", "exits", "steal",
+	};
+	const char *colon = strchr(pattern, ':');
+	size_t len = strlen(pattern), n;
+	bool known = false;
+
+	if (!colon || !colon[1] || len >= 128)
+		return -EINVAL;
+	n = (size_t)(colon - pattern);
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+		known |= strlen(sources[i]) == n && !strncasecmp(pattern, sources[i], n);
+	if (!known)
+		return -EINVAL;
+	for (const char *c = pattern; *c; c++)
+		if (*c <= ' ' || *c > '~' || *c == ',')
+			return -EINVAL;
+	return 0;
 }
 
 bool hv_allowed(const struct vperf_hv *hv, const char *src, const char *name)
@@ -112,6 +160,7 @@ int vperf_hv__new(const struct vperf_hv_config *cfg, const struct vperf_hv_ops *
 		hv->vcpus[i].hv = hv;
 		hv->vcpus[i].idx = i;
 		hv->vcpus[i].schedstat_fd = -1;
+		disarm_all(&hv->vcpus[i]);
 		pthread_mutex_init(&hv->vcpus[i].trace_lock, NULL);
 		for (int k = 0; k < VPERF_MAX_COUNTERS; k++)
 			hv->vcpus[i].counters[k].fd = -1;
@@ -135,6 +184,7 @@ out_free:
 
 static void counters_clear(struct hv_vcpu *v)
 {
+	disarm_all(v);
 	for (int i = 0; i < v->nr_counters; i++)
 		hv_counter_close(&v->counters[i]);
 	v->nr_counters = 0;
@@ -228,7 +278,7 @@ void vperf_hv__vcpu_exit(struct vperf_hv *hv, int vcpu)
 
 	if (!v->nr_counters)
 		return;
-	occurred = atomic_exchange(&v->pending, 0);
+	occurred = atomic_exchange(&v->pending, 0) & counter_bits(v);
 	hv_counters_poll_overflow(v, &occurred);
 	if (occurred & v->nmi_bits) {
 		/*
@@ -389,6 +439,8 @@ static int64_t hc_counters_set(struct hv_vcpu *v, uint64_t gpa, uint64_t n)
 			return ret;
 		}
 	}
+	/* from here on the old counters change: their overflows no longer count */
+	disarm_all(v);
 	for (int j = 0; j < v->nr_counters; j++) {
 		if (kept[j])
 			continue;
@@ -412,15 +464,22 @@ static int64_t hc_counters_set(struct hv_vcpu *v, uint64_t gpa, uint64_t n)
 
 static int64_t hc_overflow_set(struct hv_vcpu *v, uint64_t idx, uint64_t period, uint64_t flags)
 {
-	int ret;
+	struct hv_counter *c;
+	int ret, was;
 
 	if (idx >= (uint64_t)v->nr_counters || (flags & ~(uint64_t)VPERF_OVERFLOW_FLAGS))
 		return -VPERF_EINVAL;
 	if ((flags & VPERF_OVERFLOW_NMI) && !v->hv->ops->nmi_raise)
 		return -VPERF_EINVAL;
-	ret = hv_counter_set_period(v, &v->counters[idx], period);
-	if (ret)
+	c = &v->counters[idx];
+	/* disarmed while its period changes; a refused change leaves it as it was */
+	was = atomic_exchange(&v->armed_fd[idx], -1);
+	atomic_signal_fence(memory_order_seq_cst);
+	ret = hv_counter_set_period(v, c, period);
+	if (ret) {
+		atomic_store(&v->armed_fd[idx], was);
 		return ret;
+	}
 	/* into or out of NMI mode: a fresh bit (a stale one would hold back the next NMI) */
 	if ((flags & VPERF_OVERFLOW_NMI) || (v->nmi_bits & (1ull << idx))) {
 		v->overflow_status &= ~(1ull << idx);
@@ -433,14 +492,15 @@ static int64_t hc_overflow_set(struct hv_vcpu *v, uint64_t idx, uint64_t period,
 		v->nmi_bits &= ~(1ull << idx);
 	atomic_fetch_and(&v->pending, ~(1ull << idx));
 	v->held &= ~(1ull << idx);
+	/* perf counters overflow by signal; the polled sources (kvm, exits, steal) have no fd */
+	if (period && c->fd >= 0)
+		atomic_store(&v->armed_fd[idx], c->fd);
 	return 0;
 }
 
 static int64_t hc_overflow_ack(struct hv_vcpu *v, uint64_t bits)
 {
-	uint64_t valid = v->nr_counters >= 64 ? ~0ull : (1ull << v->nr_counters) - 1;
-
-	if (bits & ~valid)
+	if (bits & ~counter_bits(v))
 		return -VPERF_EINVAL;
 	v->overflow_status &= ~bits;
 	if (v->page)
@@ -465,28 +525,35 @@ static int64_t hc_ucall(struct hv_vcpu *v, uint64_t gpa)
 	return 0;
 }
 
+/*
+ * Ring registration takes the vCPU's trace_lock before the device's lock (the
+ * drain's order): a drain of the old ring, from the VMM's thread, has ended
+ * before the ring changes, and none starts on it after.  Once the guest's
+ * TRACE_REGISTER returns, the host no longer touches the old ring's memory
+ * (the drain writes its tail there), which is the guest's again.
+ */
 static int64_t hc_trace_register(struct hv_vcpu *v, uint64_t gpa, uint64_t len)
 {
 	struct vperf_hv *hv = v->hv;
 	int64_t ret = 0;
 
-	if (!gpa && !len) {
-		pthread_mutex_lock(&hv->lock);
-		v->trace_gpa = v->trace_len = 0;
-		pthread_mutex_unlock(&hv->lock);
-		return 0;
+	if (gpa || len) {
+		if ((gpa & (VPERF_PAGE_SIZE - 1)) || len <= sizeof(struct vperf_trace_ring))
+			return -VPERF_EINVAL;
+		if (len > HV_TRACE_MAX_BYTES)
+			return -VPERF_ENOSPC;
+		/* The data area must be a power of two. */
+		if ((len - sizeof(struct vperf_trace_ring)) &
+		    (len - sizeof(struct vperf_trace_ring) - 1))
+			return -VPERF_EINVAL;
+		if (!hv->ops->gpa_to_hva(hv->vmm, gpa, len))
+			return -VPERF_EFAULT;
 	}
-	if ((gpa & (VPERF_PAGE_SIZE - 1)) || len <= sizeof(struct vperf_trace_ring))
-		return -VPERF_EINVAL;
-	if (len > HV_TRACE_MAX_BYTES)
-		return -VPERF_ENOSPC;
-	/* The data area must be a power of two. */
-	if ((len - sizeof(struct vperf_trace_ring)) & (len - sizeof(struct vperf_trace_ring) - 1))
-		return -VPERF_EINVAL;
-	if (!hv->ops->gpa_to_hva(hv->vmm, gpa, len))
-		return -VPERF_EFAULT;
+	pthread_mutex_lock(&v->trace_lock);
 	pthread_mutex_lock(&hv->lock);
-	if (overlaps_registered(hv, gpa, len, NULL, v)) {
+	if (!gpa && !len) {
+		v->trace_gpa = v->trace_len = 0;
+	} else if (overlaps_registered(hv, gpa, len, NULL, v)) {
 		ret = -VPERF_EBUSY;
 	} else {
 		v->trace_gpa = gpa;
@@ -494,6 +561,7 @@ static int64_t hc_trace_register(struct hv_vcpu *v, uint64_t gpa, uint64_t len)
 		v->trace_fresh = true;
 	}
 	pthread_mutex_unlock(&hv->lock);
+	pthread_mutex_unlock(&v->trace_lock);
 	return ret;
 }
 

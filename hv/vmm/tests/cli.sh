@@ -29,6 +29,21 @@ run 0 "exit status:" --help
 run 0 "vperf-vmm " --version
 run 0 "--record FILE" --help
 run 125 "--no-host-events goes with --record FILE" --kernel "$tmp/x" --no-host-events
+run 0 "--record-max MIB" --help
+run 125 "--record-max goes with --record FILE" --kernel "$tmp/x" --record-max 10
+run 125 "--record-max 0: out of range (1..65536)" --kernel "$tmp/x" --record "$tmp/r" --record-max 0
+run 125 "--record-max: '1G' is not a whole number" --kernel "$tmp/x" --record "$tmp/r" --record-max 1G
+run 0 "--allow LIST" --help
+run 0 "hw:*,sw:task-clock" --help
+run 125 "--allow 'foo:bar': not SOURCE:GLOB" --kernel "$tmp/x" --allow 'hw:*,foo:bar'
+run 125 "--allow '*': not SOURCE:GLOB" --kernel "$tmp/x" --allow '*'
+run 125 "--allow 'hw:': not SOURCE:GLOB" --kernel "$tmp/x" --allow 'hw:'
+run 125 "--allow 'hw:*,': an empty pattern" --kernel "$tmp/x" --allow 'hw:*,'
+run 125 "--allow '': an empty pattern" --kernel "$tmp/x" --allow ''
+run 125 "--allow 'hw:a b': not SOURCE:GLOB" --kernel "$tmp/x" --allow 'hw:a b'
+# a good list: on to the kernel
+run 125 "cannot open kernel $tmp/missing" --kernel "$tmp/missing" --allow 'default,raw:*' --allow 'RAWMOD:cmask'
+
 run 125 "no kernel: give one with --kernel" --vcpus 2
 run 125 "unknown option" --frobnicate
 run 125 "--vcpus 0: out of range (1..16)" --kernel "$tmp/x" --vcpus 0

@@ -7,6 +7,7 @@
  * Usage: test-vmm [--list | TEST]  (ctest runs each TEST on its own: unit.vmm_<name>)
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,10 +17,15 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
 #include <vperf/abi.h>
+#include <vperf/hv.h>
+#include <vperf/rawrec.h>
+#include <vperf/trace_rec.h>
 
 #include "acpi.h"
 #include "boot.h"
@@ -29,6 +35,7 @@
 #include "platform.h"
 #include "pvdev.h"
 #include "pvport.h"
+#include "record.h"
 #include "serial.h"
 #include "stats.h"
 #include "vm.h"
@@ -831,6 +838,56 @@ static void vmm_pvport_event_info(void **state)
 	fake_delete(f);
 }
 
+/*
+ * --allow: the lists add up, "default" is the device's own list, a bad pattern changes nothing;
+ * the device counts only what the list allows.
+ */
+static void vmm_pv_allowlist(void **state)
+{
+	struct fake *f = fake_new();
+	struct vcpu *v = &f->vm.vcpus[0];
+	struct vperf_event_desc *d = (void *)(f->ram + 0x3000);
+	struct vm_config cfg = { 0 };
+	uint64_t a[4] = { 0x3000, 1, 0, 0 };
+	int nr;
+
+	(void)state;
+	vperf_hv__default_allow(&nr);
+	assert_int_equal(vmm_pv_allow_add(&cfg, "default,raw:*"), 0);
+	assert_int_equal(cfg.nr_allow, nr + 1);
+	assert_string_equal(cfg.allow[0], "hw:*");
+	assert_string_equal(cfg.allow[nr], "raw:*");
+	assert_int_equal(vmm_pv_allow_add(&cfg, "rawmod:cmask,bogus:x"), -EINVAL);
+	assert_int_equal(vmm_pv_allow_add(&cfg, "exits:2,"), -EINVAL);
+	assert_int_equal(vmm_pv_allow_add(&cfg, "*"), -EINVAL);
+	assert_int_equal(vmm_pv_allow_add(&cfg, "hw:"), -EINVAL);
+	assert_int_equal(vmm_pv_allow_add(&cfg, "sw:a\tb"), -EINVAL);
+	assert_int_equal(cfg.nr_allow, nr + 1);
+	vmm_pv_allow_free(&cfg);
+	assert_null(cfg.allow);
+	for (int i = 0; i < VMM_MAX_ALLOW; i++)
+		assert_int_equal(vmm_pv_allow_add(&cfg, "exits:1"), 0);
+	assert_int_equal(vmm_pv_allow_add(&cfg, "exits:1"), -EINVAL);
+	vmm_pv_allow_free(&cfg);
+
+	/* the device with "exits:all,kvm:*": exits by reason and task-clock refused */
+	vmm_pv_exit(&f->vm);
+	assert_int_equal(vmm_pv_allow_add(&f->vm.cfg, "exits:all,kvm:*"), 0);
+	assert_int_equal(vmm_pv_init(&f->vm), 0);
+	vmm_pv_vcpu_enter(v);
+	memset(d, 0, sizeof(*d));
+	d->source = VPERF_SRC_EXITS;
+	d->arg = UINT64_MAX;
+	assert_int_equal(pvport__hypercall(v, VPERF_HC_COUNTERS_SET, a), 0);
+	d->arg = KVM_EXIT_HLT;
+	assert_int_equal(pvport__hypercall(v, VPERF_HC_COUNTERS_SET, a), -VPERF_EPERM);
+	d->source = VPERF_SRC_PERF;
+	strcpy(d->name, "task-clock");
+	assert_int_equal(pvport__hypercall(v, VPERF_HC_COUNTERS_SET, a), -VPERF_EPERM);
+	vmm_pv_allow_free(&f->vm.cfg);
+	fake_delete(f);
+}
+
 static void vmm_pvport_io(void **state)
 {
 	struct fake *f = fake_new();
@@ -1059,6 +1116,244 @@ static void vmm_stats(void **state)
 	fake_delete(f);
 }
 
+/* ---- the raw recording (record.c) on the fake VM: no KVM, its TSC frequency from a seam ---- */
+
+/*
+ * The one KVM answer the recorder needs that a fake VM cannot give: vCPU 0's TSC frequency
+ * (KVM_GET_TSC_KHZ on its fd, -1 here).  Everything else goes to the real ioctl (-Wl,--wrap=ioctl).
+ */
+int __real_ioctl(int fd, unsigned long req, ...);
+int __wrap_ioctl(int fd, unsigned long req, ...);
+int __wrap_ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (fd == -1 && req == KVM_GET_TSC_KHZ)
+		return 2000000;
+	return __real_ioctl(fd, req, arg);
+}
+
+struct rec_dir {
+	char path[64];
+	char file[96];
+};
+
+static void rec_dir_new(struct rec_dir *d)
+{
+	snprintf(d->path, sizeof(d->path), "/tmp/vmm-record-XXXXXX");
+	assert_non_null(mkdtemp(d->path));
+	snprintf(d->file, sizeof(d->file), "%s/vmm.vraw", d->path);
+}
+
+static void rec_dir_delete(struct rec_dir *d)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The chunks of a raw recording by type; every chunk whole (the file ends on a chunk boundary). */
+struct rec_summary {
+	uint64_t size;
+	uint64_t chunks[VPERF_RAWREC_NR_TYPES];
+	uint64_t records;		/* guest records in GUEST chunks */
+	uint64_t last_guest_tsc;	/* of the last TSC_SAMPLE */
+};
+
+static void rec_read(const char *path, struct rec_summary *s)
+{
+	FILE *f = fopen(path, "r");
+	struct vperf_rawrec_header h;
+	unsigned char *buf = malloc(VPERF_RAWREC_MAX_CHUNK);
+	struct vperf_rawrec_chunk c;
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(fread(&h, sizeof(h), 1, f), 1);
+	assert_memory_equal(h.magic, VPERF_RAWREC_MAGIC, 8);
+	s->size = sizeof(h);
+	while (fread(&c, sizeof(c), 1, f) == 1) {
+		uint32_t padded = (c.size + 7) & ~7u;
+
+		assert_true(c.type < VPERF_RAWREC_NR_TYPES && c.size <= VPERF_RAWREC_MAX_CHUNK);
+		assert_int_equal(fread(buf, 1, padded, f), padded);
+		s->size += sizeof(c) + padded;
+		s->chunks[c.type]++;
+		if (c.type == VPERF_RAWREC_TSC_SAMPLE) {
+			assert_int_equal(c.size, sizeof(struct vperf_rawrec_tsc_sample));
+			s->last_guest_tsc = ((struct vperf_rawrec_tsc_sample *)buf)->guest_tsc;
+		}
+		for (uint32_t off = 0; c.type == VPERF_RAWREC_GUEST && off < c.size; s->records++)
+			off += ((struct vperf_trace_rec *)(buf + off))->size;
+	}
+	assert_true(feof(f));
+	fclose(f);
+	free(buf);
+}
+
+/* The guest: a ring of 4 KiB at RING_GPA, registered on vCPU 0. */
+#define RING_GPA	0x40000
+#define RING_DATA	4096u
+
+static void guest_ring_register(struct fake *f)
+{
+	struct vperf_trace_ring *r = (void *)(f->ram + RING_GPA);
+	uint64_t a[4] = { RING_GPA, RING_DATA + sizeof(*r), 0, 0 };
+
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	r->version = VPERF_TRACE_RING_V2;
+	r->data_size = RING_DATA;
+	assert_int_equal(pvport__hypercall(&f->vm.vcpus[0], VPERF_HC_TRACE_REGISTER, a), 0);
+}
+
+/* One marker into the ring, then TRACE_FLUSH passing guest_tsc. */
+static void guest_mark_and_flush(struct fake *f, uint64_t guest_tsc)
+{
+	struct vperf_trace_ring *r = (void *)(f->ram + RING_GPA);
+	unsigned char rec[VPERF_TRACE_REC_MAX];
+	uint32_t n = vperf_mark_rec_fill(rec, "loop", 4, guest_tsc, VPERF_TRACE_MARK_INSTANT,
+					 guest_tsc);
+	uint64_t a[4] = { guest_tsc, 0, 0, 0 };
+
+	vperf_ring_copy_in((unsigned char *)(r + 1), RING_DATA, r->head, rec, n);
+	r->head += n;
+	assert_true(pvport__hypercall(&f->vm.vcpus[0], VPERF_HC_TRACE_FLUSH, a) >= 0);
+}
+
+/*
+ * A guest looping on TRACE_FLUSH: its records go into the file, but its clock samples only one
+ * per drain of the recorder (here: the last one, at the stop), the tightest of them.
+ */
+static void vmm_record_one_clock_sample_per_drain(void **state)
+{
+	struct fake *f = fake_new();
+	struct record_config cfg = { .host_events = false };
+	struct rec_summary s;
+	struct rec_dir d;
+
+	(void)state;
+	rec_dir_new(&d);
+	cfg.path = d.file;
+	assert_int_equal(recorder__new(&f->vm, &cfg, &f->vm.rec), 0);
+	vmm_pv_vcpu_enter(&f->vm.vcpus[0]);
+	guest_ring_register(f);
+	/* guest TSCs 2^40 apart: the largest guest - host is the last flush's */
+	for (uint64_t i = 1; i <= 5000; i++)
+		guest_mark_and_flush(f, i << 40);
+	recorder__stop(f->vm.rec);
+	recorder__delete(f->vm.rec);
+	f->vm.rec = NULL;
+	rec_read(d.file, &s);
+	print_message("%" PRIu64 " bytes: %" PRIu64 " guest chunks (%" PRIu64 " records), %" PRIu64
+		      " clock samples\n", s.size, s.chunks[VPERF_RAWREC_GUEST], s.records,
+		      s.chunks[VPERF_RAWREC_TSC_SAMPLE]);
+	assert_int_equal(s.records, 5000);
+	assert_int_equal(s.chunks[VPERF_RAWREC_TSC_SAMPLE], 1);
+	assert_true(s.last_guest_tsc == 5000ull << 40);
+	assert_int_equal(s.chunks[VPERF_RAWREC_END], 1);
+	rec_dir_delete(&d);
+	fake_delete(f);
+}
+
+/* However fast the guest writes and flushes, the file stops at --record-max, on a whole chunk. */
+static void vmm_record_max_bounds_a_flushing_guest(void **state)
+{
+	struct fake *f = fake_new();
+	struct record_config cfg = { .host_events = false, .max_bytes = 64 * 1024 };
+	struct rec_summary s;
+	struct rec_dir d;
+
+	(void)state;
+	rec_dir_new(&d);
+	cfg.path = d.file;
+	assert_int_equal(recorder__new(&f->vm, &cfg, &f->vm.rec), 0);
+	vmm_pv_vcpu_enter(&f->vm.vcpus[0]);
+	guest_ring_register(f);
+	for (uint64_t i = 1; i <= 20000; i++)
+		guest_mark_and_flush(f, i);
+	recorder__stop(f->vm.rec);
+	recorder__delete(f->vm.rec);
+	f->vm.rec = NULL;
+	rec_read(d.file, &s);
+	print_message("--record-max 64 KiB, 20000 flushes of a marker: %" PRIu64 " bytes, %" PRIu64
+		      " records\n", s.size, s.records);
+	assert_true(s.size <= 64 * 1024);
+	assert_true(s.size > 60 * 1024);		/* it recorded up to there */
+	assert_true(s.records > 500 && s.records < 20000);
+	assert_int_equal(s.chunks[VPERF_RAWREC_END], 0);	/* cut: the reader says so */
+	rec_dir_delete(&d);
+	fake_delete(f);
+}
+
+/*
+ * The file is new and its user's alone: mode 0600 whatever the umask; a file already there
+ * becomes FILE.old; a symbolic link, even a dangling one, or a directory there is refused and
+ * nothing is written through it.
+ */
+static void vmm_record_file_is_created_new_and_private(void **state)
+{
+	struct fake *f = fake_new();
+	struct record_config cfg = { .host_events = false };
+	char target[128], old[128], buf[16] = "";
+	struct stat st;
+	struct rec_dir d;
+	struct recorder *rec;
+	mode_t umask_was = umask(0);
+	FILE *fp;
+
+	(void)state;
+	rec_dir_new(&d);
+	cfg.path = d.file;
+	assert_int_equal(recorder__new(&f->vm, &cfg, &rec), 0);
+	recorder__delete(rec);
+	assert_int_equal(lstat(d.file, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* again: the first one is kept as .old */
+	assert_int_equal(truncate(d.file, 3), 0);
+	assert_int_equal(recorder__new(&f->vm, &cfg, &rec), 0);
+	recorder__delete(rec);
+	snprintf(old, sizeof(old), "%s.old", d.file);
+	assert_int_equal(lstat(old, &st), 0);
+	assert_int_equal(st.st_size, 3);
+	assert_int_equal(lstat(d.file, &st), 0);
+	assert_true(st.st_size > 3);
+	/* a symbolic link to a file: refused, the file untouched */
+	snprintf(target, sizeof(target), "%s/target", d.path);
+	fp = fopen(target, "w");
+	assert_non_null(fp);
+	fputs("mine", fp);
+	fclose(fp);
+	assert_int_equal(unlink(d.file), 0);
+	assert_int_equal(symlink(target, d.file), 0);
+	assert_int_equal(recorder__new(&f->vm, &cfg, &rec), -EEXIST);
+	fp = fopen(target, "r");
+	assert_non_null(fp);
+	assert_non_null(fgets(buf, sizeof(buf), fp));
+	fclose(fp);
+	assert_string_equal(buf, "mine");
+	assert_int_equal(lstat(d.file, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	/* a dangling one: nothing created where it points */
+	assert_int_equal(unlink(target), 0);
+	assert_int_equal(recorder__new(&f->vm, &cfg, &rec), -EEXIST);
+	assert_int_equal(lstat(target, &st), -1);
+	/* a directory */
+	assert_int_equal(unlink(d.file), 0);
+	assert_int_equal(mkdir(d.file, 0700), 0);
+	assert_int_equal(recorder__new(&f->vm, &cfg, &rec), -EEXIST);
+	umask(umask_was);
+	rec_dir_delete(&d);
+	fake_delete(f);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct CMUnitTest tests[] = {
@@ -1074,10 +1369,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(vmm_pvport_version_exit),
 		cmocka_unit_test(vmm_pvport_ucall),
 		cmocka_unit_test(vmm_pvport_event_info),
+		cmocka_unit_test(vmm_pv_allowlist),
 		cmocka_unit_test(vmm_pvport_io),
 		cmocka_unit_test(vmm_dispatch_exits),
 		cmocka_unit_test(vmm_platform_ports),
 		cmocka_unit_test(vmm_stats),
+		cmocka_unit_test(vmm_record_one_clock_sample_per_drain),
+		cmocka_unit_test(vmm_record_max_bounds_a_flushing_guest),
+		cmocka_unit_test(vmm_record_file_is_created_new_and_private),
 	};
 	size_t i, n = sizeof(tests) / sizeof(tests[0]);
 

@@ -14,7 +14,10 @@
  *
  * Threads: vperf_hv__hypercall(), __vcpu_enter() and __vcpu_exit() for
  * vCPU n run only in vCPU n's thread; the rest of the state is behind
- * the device's lock.
+ * the device's lock, and each vCPU's trace ring behind a lock of its own,
+ * held by a drain from start to end and by TRACE_REGISTER (which so waits
+ * for a running drain of the old ring).  The overflow signal interrupts
+ * the vCPU's own thread anywhere; its handler touches atomics only.
  */
 #ifndef VPERF_HV_H
 #define VPERF_HV_H
@@ -82,8 +85,10 @@ struct vperf_hv_config {
 	uint32_t gsi;			/* the device's interrupt */
 	/*
 	 * Events the guest may use, as "source:name" patterns with fnmatch
-	 * globs ("perf:task-clock", "perf:*", "kvm:exits", "exits:*",
-	 * "steal:*"); NULL: the default list (see docs/abi.md).
+	 * globs over the host's name for each event, decided on what libpfm4
+	 * encodes, never on the guest's text ("hw:*", "raw:skl::INST_RETIRED",
+	 * "rawmod:cmask", "sw:task-clock", "kvm:exits", "exits:*", "steal:*");
+	 * NULL: the default list (docs/abi.md, "Allowlist").
 	 */
 	const char *const *allow;
 	int nr_allow;
@@ -95,6 +100,16 @@ struct vperf_hv_config {
 	 */
 	uint64_t doorbell_gpa;
 };
+
+/* The allowlist a device uses without cfg->allow (docs/abi.md, "Allowlist"): *nr patterns. */
+const char *const *vperf_hv__default_allow(int *nr);
+/*
+ * Is pattern an allowlist entry for an operator to give: "SOURCE:GLOB", SOURCE
+ * one of hw, raw, rawmod, sw, kvm, exits, steal (any case), GLOB non-empty,
+ * printable ASCII without spaces or commas, the whole under 128 bytes?
+ * 0 or -EINVAL.  (vperf_hv__new() takes any pattern.)
+ */
+int vperf_hv__allow_check(const char *pattern);
 
 /* Creates the device.  ops and vmm must outlive it. */
 int vperf_hv__new(const struct vperf_hv_config *cfg, const struct vperf_hv_ops *ops,
