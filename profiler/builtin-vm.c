@@ -99,7 +99,7 @@ static const struct cli_option record_opts[] = {
 	  OPT_NO_HOST_EVENTS },
 	{ 0, "raw-only", NULL, "keep only vperf-vmm's raw recording (DIR/" RAW_SUBDIR "/" RAW_NAME
 	  "), do not convert it", OPT_RAW_ONLY },
-	{ 0, "record-max", "MiB", "nested mode: the most the raw recording may hold (default 256)",
+	{ 0, "record-max", "MiB", "the most the raw recording may hold (default 256)",
 	  OPT_RECORD_MAX },
 	{ 0, "kernel-map", "file", "the System.map (or a saved /proc/kallsyms) of --kernel's kernel: "
 	  "names the guest kernel's frames (the bundled kernel's comes with it, nested)",

@@ -48,8 +48,8 @@
 #                           (L1 runs that kernel image too; Debian's System.map is a placeholder); in that case
 #                           also DIR/vdso.so, L1's vDSO image (the same kernel's), which names [vdso] frames
 #   --kernel-map FILE       the System.map (or a saved /proc/kallsyms) of --kernel's kernel, for --guest-files
-#   --record-max MiB        nested: the most the raw recording can hold (default 256; the disk is sparse); a fuller
-#                           recording stops there, with a warning
+#   --record-max MiB        the most the raw recording can hold (default 256; vperf-vmm --record-max; nested, the
+#                           disk that brings it back is sparse); a fuller recording stops there, with a warning
 # COMMAND runs in the guest as root, in /payload, with /payload and /payload/bin first in PATH. Quote a shell
 # command line as one word: -- 'ls / | wc -l'.
 #
@@ -272,6 +272,8 @@ fi
 VMM="$(build_vmm)"
 VMM_ARGS=(--kernel "$KERNEL" --initrd "$OUT/initrd" --vcpus "$VCPUS" --mem "$MEM" --append "$APPEND" --no-input
 	"${VMM_EXTRA[@]}")
+# vperf-vmm bounds its recording itself, in every mode (nested, the tmpfs below is as large)
+[ -z "$RECORD" ] || VMM_ARGS+=(--record-max "$RECORD_MAX")
 
 if [ "$MODE" = direct ]; then
 	[ "$L1_TRACE" = 0 ] || say "--l1-trace: there is no L1 in direct mode; nothing is traced"
@@ -349,7 +351,7 @@ cp "$OUT/initrd" "$P/initrd"
 	printf '%s/payload/vperf-vmm --kernel /payload/vmlinuz --initrd /payload/initrd --vcpus %q --mem %q' "${VMM_PREFIX:+$VMM_PREFIX }" "$VCPUS" "$MEM"
 	printf ' --append %q --no-input --timeout %q' "$APPEND" "$TIMEOUT"
 	for a in "${VMM_EXTRA[@]}"; do printf ' %q' "$a"; done
-	[ -z "$RECORD" ] || printf ' --record /rec/vmm.vraw'
+	[ -z "$RECORD" ] || printf ' --record /rec/vmm.vraw --record-max %q' "$RECORD_MAX"
 	if [ -z "$RECORD" ]; then
 		printf ' </dev/null\n'
 	else
