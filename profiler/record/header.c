@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "escape.h"
 #include "header.h"
 
 #define MAX_ENV	128
@@ -91,6 +92,36 @@ static int parse_env(char *meta, struct env *e)
 		e->val[e->n++] = v;
 	}
 	return 0;
+}
+
+/*
+ * Make every key and value text (escape.h): they are the recording's, and everything below prints
+ * them.  The copies are e's (env_free()).  0 or -ENOMEM.
+ */
+static int escape_env(struct env *e)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		char *k = esc_text_dup(e->key[i]), *v = esc_text_dup(e->val[i]);
+
+		if (!k || !v) {
+			free(k);
+			free(v);
+			e->n = i;
+			return -ENOMEM;
+		}
+		e->key[i] = k;
+		e->val[i] = v;
+	}
+	return 0;
+}
+
+static void env_free(struct env *e)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		free(e->key[i]);
+		free(e->val[i]);
+	}
+	e->n = 0;
 }
 
 static const char *get(const struct env *e, const char *key)
@@ -213,7 +244,15 @@ int vperf_recording_header(const char *dir, FILE *out, char *why, size_t why_len
 		return fail(why, why_len, -EINVAL, "%s: no vperf environment in the metadata: not a vperf "
 			    "recording", path);
 	}
-	fprintf(out, "# recording: %s\n", dir);
+	err = escape_env(&e);
+	free(meta);
+	if (err) {
+		env_free(&e);
+		return fail(why, why_len, err, "out of memory");
+	}
+	fputs("# recording: ", out);
+	esc_text(out, dir);
+	fputc('\n', out);
 	fprintf(out, "# written by: vperf %s on %s%s%s\n", get(&e, "vperf_version"),
 		val(&e, "hostname", "?"), get(&e, "recorder") ? ", recorded by " : "",
 		val(&e, "recorder", ""));
@@ -250,13 +289,16 @@ int vperf_recording_header(const char *dir, FILE *out, char *why, size_t why_len
 			struct stat sb;
 
 			snprintf(path, sizeof(path), "%s/%s", dir, names[i] ? names[i] : "");
-			if (names[i] && !stat(path, &sb))
-				fprintf(out, " %s (%lld KiB)", names[i], (long long)sb.st_size / 1024);
+			if (names[i] && !stat(path, &sb)) {
+				fputc(' ', out);
+				esc_text(out, names[i]);
+				fprintf(out, " (%lld KiB)", (long long)sb.st_size / 1024);
+			}
 			free(names[i]);
 		}
 		fprintf(out, "\n");
 	}
-	free(meta);
+	env_free(&e);
 	if (fflush(out) || ferror(out))
 		return fail(why, why_len, -EIO, "writing the header: %s", strerror(errno));
 	return 0;
