@@ -23,7 +23,7 @@
 
 static const char *const comm_osc = OSC52 "osc";
 static const char *const comm_bidi = "bidi\xe2\x80\xae" "evil\xc2\x9b" "31m@BAD@";
-static const char *const comm_sep = "line\xe2\x80\xa8" "sep\x7f\xef\xbf\xbe";
+static const char *const comm_sep = "line\xe2\x80\xa8" "sep\x7f\xef\xbf\xbe@BAD@";
 static const char *const hostile_file = "/nonexistent/\x1b[31mred\x1b[0m\x07\xef\xbf\xbf.so";
 static const char *const ksym_name = "kfunc\x1b[2J\xef\xbf\xbf@BAD@";
 static const char *const ksym_mod = "[mod\x07]";

@@ -23,6 +23,7 @@ Exit status: 0 pass, 1 fail, 77 skip (after printing "SKIP: <reason>").
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -171,6 +172,22 @@ def test_error_messages_escape_what_they_quote():
         check(status != 0, "vperf %s of a broken recording exited 0" % args[0])
         check_text("vperf %s's error" % args[0], err)
         check_text("vperf %s's output" % args[0], out)
+
+
+def test_ctf_export_writes_the_names_as_text():
+    # the CTF writer refuses invalid UTF-8, and babeltrace2 prints what the trace holds
+    d = recording()
+    status, _, err = vperf("export", "-i", d, "--to", "ctf", "-o", p("ctf"))
+    check(status == 0, "vperf export --to ctf exited %d" % status)
+    check_text("export --to ctf's stderr", err)
+    bt2 = shutil.which("babeltrace2")
+    if not bt2:
+        raise Skip("babeltrace2 is not installed: the export was written, not read back")
+    status, out, _ = run([bt2, p("ctf", "host")])
+    check(status == 0, "babeltrace2 could not read the export")
+    text = check_text("babeltrace2 of the export", out)
+    check("sched_switch" in text and "\\x1b]52;c;" in text,
+          "the export has no sched_switch with the OSC 52 name as text")
 
 
 # ---- JSON ---------------------------------------------------------------------------------------
