@@ -61,8 +61,25 @@ struct vperf_report_elf {
 	size_t nr_segs;
 };
 
-/* Load path's symbols: 0, or -errno (-ENOENT, -EACCES, -ENOEXEC: not ELF, -ENOMEM). */
+/*
+ * Open a file a recording names, to read (docs/report.md, section 1): path itself, or with root
+ * path under root, every ".." and symbolic link on the way resolved as if root were "/" (a
+ * guest's file system, a recording's directory), never above it.  Opened without waiting (a
+ * FIFO opens, then is refused) and never through a symbolic link as its last component; only a
+ * regular file is kept.  The descriptor, or -errno: -ENOENT, -EACCES, -ELOOP (a symbolic link),
+ * -EISDIR, -EINVAL (a FIFO, a device, a socket), -EXDEV (outside root, where openat2(2) is
+ * missing and the file opened is found above root).
+ */
+int vperf_report__open_file(const char *root, const char *path)
+	__attribute__((warn_unused_result));
+
+/*
+ * Load the symbols of path (under root, when not NULL: vperf_report__open_file()): 0, or -errno
+ * (those, -ENOEXEC: not ELF, -ENOMEM).  e->path is the file's name, root and path joined.
+ */
 int vperf_report_elf__load(struct vperf_report_elf *e, const char *path)
+	__attribute__((warn_unused_result));
+int vperf_report_elf__load_in(struct vperf_report_elf *e, const char *root, const char *path)
 	__attribute__((warn_unused_result));
 void vperf_report_elf__exit(struct vperf_report_elf *e);
 

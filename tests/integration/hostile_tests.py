@@ -22,6 +22,7 @@ Exit status: 0 pass, 1 fail, 77 skip (after printing "SKIP: <reason>").
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -188,6 +189,23 @@ def test_ctf_export_writes_the_names_as_text():
     text = check_text("babeltrace2 of the export", out)
     check("sched_switch" in text and "\\x1b]52;c;" in text,
           "the export has no sched_switch with the OSC 52 name as text")
+
+
+def test_named_files_that_are_not_regular_do_not_hang_the_report():
+    # a FIFO would wait for a writer forever, /dev/zero never ends: both are refused at once
+    fifo = p("fifo")
+    os.mkfifo(fifo)
+    os.symlink("/dev/zero", p("zero-link"))
+    d = recording(files=[fifo, "/dev/zero", p("zero-link"), TMP, "/proc/self/exe"])
+    for args in (["report", "-i", d], ["export", "-i", d, "--to", "folded", "-o", "-"],
+                 ["timeline", "-i", d, "-o", p("t.svg")]):
+        status, out, err = vperf(*args, timeout=20)
+        check(status == 0, "vperf %s exited %d" % (args[0], status))
+        check_text("vperf %s" % args[0], out)
+    text = report("-i", d, "--sort", "dso,symbol")
+    for name in ("fifo", "zero", "zero-link", "exe"):
+        check(re.search(r"\[unknown\] in %s\b|%s +\[\.\] \[unknown\]" % (name, name), text),
+              "%s is not an unknown frame of its own" % name)
 
 
 # ---- JSON ---------------------------------------------------------------------------------------

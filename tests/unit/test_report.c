@@ -8,9 +8,11 @@
  * profile gunzipped and decoded back).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -90,18 +92,28 @@ static uint64_t self_offset(uintptr_t addr)
 	return off;
 }
 
+/* This test's executable: its path, not /proc/self/exe (a link, which the loader refuses). */
+static void self_exe(char *exe, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", exe, len - 1);
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+}
+
 static void elf_symbols_of_this_test_name_its_own_function(void **state)
 {
 	struct vperf_report_elf e;
 	uintptr_t fn = (uintptr_t)report_known_function;
 	const struct vperf_report_sym *s;
 	uint64_t vaddr;
-	char path[64];
+	char path[64], exe[4096];
 	FILE *f;
 
 	(void)state;
 	assert_int_equal(report_known_function(1), 4);
-	assert_int_equal(vperf_report_elf__load(&e, "/proc/self/exe"), 0);
+	self_exe(exe, sizeof(exe));
+	assert_int_equal(vperf_report_elf__load(&e, exe), 0);
 	assert_true(e.nr_syms > 10);
 	assert_true(e.nr_segs >= 2);
 	/* the function's first byte and one inside it */
@@ -127,6 +139,185 @@ static void elf_symbols_of_this_test_name_its_own_function(void **state)
 	assert_string_equal(e.path, path);
 	vperf_report_elf__exit(&e);
 	unlink(path);
+}
+
+/* ---- files a recording names ---- */
+
+static void hung(int sig)
+{
+	static const char msg[] = "FAIL: opening a file a recording names did not return\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+/*
+ * A recording may name any path: a FIFO (opening it to read would wait for a writer forever),
+ * /dev/zero (endless), a directory, a symbolic link.  Each is refused at once, only a regular
+ * file is read.
+ */
+static void elf_loader_refuses_what_is_not_a_regular_file_at_once(void **state)
+{
+	struct vperf_report_elf e;
+	char dir[64], fifo[96], link[96], exe[4096];
+
+	(void)state;
+	self_exe(exe, sizeof(exe));
+	snprintf(dir, sizeof(dir), "/tmp/vperf-report-files-%d", (int)getpid());
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(symlink(exe, link), 0);
+	signal(SIGALRM, hung);
+	alarm(10);
+	assert_int_equal(vperf_report_elf__load(&e, fifo), -EINVAL);
+	vperf_report_elf__exit(&e);
+	assert_int_equal(vperf_report_elf__load(&e, "/dev/zero"), -EINVAL);
+	vperf_report_elf__exit(&e);
+	assert_int_equal(vperf_report_elf__load(&e, dir), -EISDIR);
+	vperf_report_elf__exit(&e);
+	assert_int_equal(vperf_report_elf__load(&e, link), -ELOOP);
+	vperf_report_elf__exit(&e);
+	assert_int_equal(vperf_report_elf__load(&e, "/proc/self/exe"), -ELOOP);
+	vperf_report_elf__exit(&e);
+	assert_int_equal(vperf_report_elf__load(&e, exe), 0);
+	vperf_report_elf__exit(&e);
+	/* under a root: the same, and its name is the two joined */
+	assert_int_equal(vperf_report_elf__load_in(&e, dir, "/fifo"), -EINVAL);
+	assert_string_equal(e.path, fifo);
+	vperf_report_elf__exit(&e);
+	alarm(0);
+	assert_int_equal(vt_rmtree(dir), 0);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	char buf[65536];
+	size_t n;
+
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
+#define PLACE_BASE	0x400000ull	/* where each guest mapping starts */
+
+struct place {
+	int line;
+	const char *guest_path;
+	bool found;
+};
+
+/* Resolve one frame in a guest mapping of each path: found, or not, as each place says. */
+static void check_places(struct vperf_report *r, const struct place *p, size_t n, uint64_t off)
+{
+	r->maps = calloc(n, sizeof(*r->maps));
+	r->frames = calloc(n, sizeof(*r->frames));
+	assert_true(r->maps && r->frames);
+	for (size_t i = 0; i < n; i++) {
+		r->maps[i] = (struct vperf_report_map){ .start = PLACE_BASE, .len = 1ull << 30,
+							.guest = true, .elf = -1,
+							.file = strdup(p[i].guest_path) };
+		r->frames[i] = (struct vperf_report_frame){ .ip = PLACE_BASE + off,
+							    .map = (int32_t)i,
+							    .guest = true };
+	}
+	r->nr_maps = r->nr_frames = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct vperf_report_frame *f = vperf_report__frame(r, i);
+
+		if (f->found != p[i].found)
+			fail_msg("%s:%d: %s was %sfound", __FILE__, p[i].line, p[i].guest_path,
+				 f->found ? "" : "not ");
+		if (f->found)
+			assert_string_equal(f->sym, "report_known_function");
+	}
+	for (size_t i = 0; i < n; i++)
+		free(r->maps[i].file);
+	free(r->maps);
+	free(r->frames);
+	r->maps = NULL;
+	r->frames = NULL;
+	r->nr_maps = r->nr_frames = 0;
+}
+
+/*
+ * A guest's files are read under --guest-root, or under the directory the files list maps them
+ * to: their paths and every link on the way resolve there as if it were "/" (an absolute link is
+ * the guest's own), never out of it.
+ */
+static void guest_files_resolve_inside_their_root_only(void **state)
+{
+	const uint64_t off = self_offset((uintptr_t)report_known_function);
+	const struct place under_root[] = {
+		{ __LINE__, "/usr/lib/copy", true },
+		{ __LINE__, "/lib/copy", true },	/* lib -> /usr/lib: the guest's */
+		{ __LINE__, "/bin/out", false },	/* -> this test, outside: root/<it> */
+		{ __LINE__, "/bin/up", false },		/* ../../.. stops at the root */
+		{ __LINE__, "/lib/../usr/lib/copy", false },	/* a guest's ".." is refused */
+	};
+	const struct place listed[] = {
+		{ __LINE__, "/payload/real", true },
+		{ __LINE__, "/payload/esc/real", true },	/* esc -> /: the directory itself */
+		{ __LINE__, "/payload/outside", false },	/* -> this test's file */
+	};
+	char base[64], d[256], exe[4096], up[4096 + 64];
+	struct vperf_report *r = calloc(1, sizeof(*r));
+
+	(void)state;
+	assert_non_null(r);
+	self_exe(exe, sizeof(exe));
+	snprintf(base, sizeof(base), "/tmp/vperf-report-root-%d", (int)getpid());
+	assert_int_equal(mkdir(base, 0700), 0);
+	snprintf(d, sizeof(d), "%s/root", base);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(d, sizeof(d), "%s/root/usr", base);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(d, sizeof(d), "%s/root/usr/lib", base);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(d, sizeof(d), "%s/root/bin", base);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(d, sizeof(d), "%s/root/usr/lib/copy", base);
+	copy_file(exe, d);
+	snprintf(d, sizeof(d), "%s/root/lib", base);
+	assert_int_equal(symlink("/usr/lib", d), 0);
+	snprintf(d, sizeof(d), "%s/root/bin/out", base);
+	assert_int_equal(symlink(exe, d), 0);
+	snprintf(up, sizeof(up), "../../../../../../../../../..%s", exe);
+	snprintf(d, sizeof(d), "%s/root/bin/up", base);
+	assert_int_equal(symlink(up, d), 0);
+	snprintf(d, sizeof(d), "%s/list", base);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(d, sizeof(d), "%s/list/real", base);
+	copy_file(exe, d);
+	snprintf(d, sizeof(d), "%s/list/esc", base);
+	assert_int_equal(symlink("/", d), 0);
+	snprintf(d, sizeof(d), "%s/list/outside", base);
+	assert_int_equal(symlink(exe, d), 0);
+
+	r->dir = strdup(base);
+	snprintf(d, sizeof(d), "%s/root", base);
+	assert_int_equal(vperf_report__set_guest_root(r, d), 0);
+	check_places(r, under_root, sizeof(under_root) / sizeof(under_root[0]), off);
+
+	free(r->guest_root);
+	r->guest_root = NULL;
+	r->guest_files = calloc(2, sizeof(*r->guest_files));
+	assert_non_null(r->guest_files);
+	r->guest_files[0] = strdup("/payload");
+	snprintf(d, sizeof(d), "%s/list", base);
+	r->guest_files[1] = strdup(d);
+	r->nr_guest_files = 1;
+	check_places(r, listed, sizeof(listed) / sizeof(listed[0]), off);
+	vperf_report__delete(r);
+	assert_int_equal(vt_rmtree(base), 0);
 }
 
 /* ---- a recording written with the CTF writer, read back ---- */
@@ -534,6 +725,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(syms_sorted_sized_to_the_next_and_found_by_address),
 		cmocka_unit_test(elf_symbols_of_this_test_name_its_own_function),
+		cmocka_unit_test(elf_loader_refuses_what_is_not_a_regular_file_at_once),
+		cmocka_unit_test(guest_files_resolve_inside_their_root_only),
 		cmocka_unit_test(reader_follows_mmap_fork_exec_comm_and_kernel_symbols),
 		cmocka_unit_test(sort_keys_parse_and_refuse_unknown_ones),
 		cmocka_unit_test(hist_by_symbol_sorts_by_period_and_counts_the_unresolved),
