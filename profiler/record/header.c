@@ -2,6 +2,7 @@
 /* `vperf report --header`: a recording's metadata environment and streams, for people. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "escape.h"
 #include "header.h"
@@ -34,14 +36,22 @@ static int fail(char *why, size_t len, int err, const char *fmt, ...)
 	return err;
 }
 
+/* The start of path, up to max bytes; a FIFO or a device is not waited for, but refused. */
 static char *slurp(const char *path, size_t max, int *err)
 {
-	FILE *f = fopen(path, "r");
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
 	char *buf;
 	size_t n;
 
-	if (!f) {
+	if (fd < 0) {
 		*err = -errno;
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		*err = -EINVAL;
 		return NULL;
 	}
 	buf = malloc(max + 1);
@@ -238,7 +248,8 @@ int vperf_recording_header(const char *dir, FILE *out, char *why, size_t why_len
 	snprintf(path, sizeof(path), "%s/metadata", dir);
 	meta = slurp(path, 1u << 20, &err);
 	if (!meta)
-		return fail(why, why_len, err, "%s: %s (is %s a vperf recording?)", path, strerror(-err), dir);
+		return fail(why, why_len, err, "%s: %s (is %s a vperf recording?)", path,
+			    err == -EINVAL ? "not a regular file" : strerror(-err), dir);
 	if (parse_env(meta, &e) || !get(&e, "vperf_version")) {
 		free(meta);
 		return fail(why, why_len, -EINVAL, "%s: no vperf environment in the metadata: not a vperf "

@@ -6,11 +6,13 @@
  * (exec, comm, fork) as they were when each sample was taken.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <babeltrace2/babeltrace.h>
 
@@ -807,6 +809,24 @@ static int bt_fail(char *why, size_t len, const char *what)
 	return fail(why, len, -EIO, "%s", what);
 }
 
+/*
+ * Open a file of the recording's directory to read: without waiting (a FIFO opens at once), and
+ * only a regular file (not a FIFO or a device).  0, -EINVAL (not a regular file) or -errno.
+ */
+static int open_regular(const char *path, FILE **out)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(*out = fdopen(fd, "r"))) {
+		close(fd);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Is dir a vperf recording: a directory with CTF metadata naming vperf_version? */
 static int check_dir(const char *dir, char *why, size_t len)
 {
@@ -816,6 +836,7 @@ static int check_dir(const char *dir, char *why, size_t len)
 	char *buf;
 	size_t n;
 	bool ours;
+	int err;
 
 	if (stat(dir, &st))
 		return fail(why, len, -errno, "%s", errno == ENOENT ? "no such directory" :
@@ -823,11 +844,14 @@ static int check_dir(const char *dir, char *why, size_t len)
 	if (!S_ISDIR(st.st_mode))
 		return fail(why, len, -ENOTDIR, "not a directory (a recording is one)");
 	snprintf(path, sizeof(path), "%s/metadata", dir);
-	f = fopen(path, "r");
-	if (!f)
+	err = open_regular(path, &f);
+	if (err == -EINVAL)
+		return fail(why, len, -EINVAL, "not a vperf recording (its metadata is not a "
+			    "regular file)");
+	if (err)
 		return fail(why, len, -EINVAL, "not a vperf recording (no CTF metadata file in "
-			    "it%s%s)", errno == ENOENT ? "" : ": ",
-			    errno == ENOENT ? "" : strerror(errno));
+			    "it%s%s)", err == -ENOENT ? "" : ": ",
+			    err == -ENOENT ? "" : strerror(-err));
 	buf = malloc(MAX_METADATA + 1);
 	if (!buf) {
 		fclose(f);
@@ -951,8 +975,7 @@ static int read_guest_files(struct vperf_report *r, const char *dir)
 
 	if (snprintf(path, sizeof(path), "%s/" GUEST_FILES, dir) >= (int)sizeof(path))
 		return 0;
-	f = fopen(path, "r");
-	if (!f)
+	if (open_regular(path, &f))
 		return 0;
 	while ((n = getline(&line, &cap, f)) > 0) {
 		char *tab = strchr(line, '\t'), **g;

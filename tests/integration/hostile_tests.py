@@ -208,6 +208,27 @@ def test_named_files_that_are_not_regular_do_not_hang_the_report():
               "%s is not an unknown frame of its own" % name)
 
 
+def test_recording_files_that_are_not_regular_are_refused_at_once():
+    # the recording's own metadata, and a VM recording's files list, as a FIFO or /dev/zero
+    for name, how in (("fifo-meta", "fifo"), ("zero-meta", "zero")):
+        d = recording(name)
+        os.unlink(os.path.join(d, "metadata"))
+        if how == "fifo":
+            os.mkfifo(os.path.join(d, "metadata"))
+        else:
+            os.symlink("/dev/zero", os.path.join(d, "metadata"))
+        for args in (["report", "-i", d], ["report", "--header", "-i", d],
+                     ["timeline", "-i", d, "-o", p("t.svg")]):
+            status, out, err = vperf(*args, timeout=20)
+            check(status == 1, "vperf %s with a %s metadata exited %d" % (args[0], how, status))
+            check(b"not a regular file" in err, "the error does not say why: %r" % err)
+    d = recording("fifo-list")
+    os.makedirs(os.path.join(d, ".raw", "guest"))
+    os.mkfifo(os.path.join(d, ".raw", "guest", "files"))
+    status, _, _ = vperf("report", "-i", d, timeout=20)
+    check(status == 0, "vperf report with a FIFO for its files list exited %d" % status)
+
+
 # ---- JSON ---------------------------------------------------------------------------------------
 
 def check_json(what, data):
