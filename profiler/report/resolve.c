@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* A frame's symbol and DSO: the kernel's recorded symbols, or its mapping's ELF file (report.h). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,19 @@ const char *vperf_report__guest_file(const struct vperf_report *r, const char *p
 	return n > 0 && (size_t)n < len ? buf : NULL;
 }
 
+/* A file's name and the report whose elfs it is looked up in, for same_path(). */
+struct path_key {
+	const struct vperf_report *r;
+	const char *path;
+};
+
+static bool same_path(const void *ctx, size_t i)
+{
+	const struct path_key *k = ctx;
+
+	return !strcmp(k->r->elfs[i].path, k->path);
+}
+
 /*
  * The loaded ELF file of map (loaded once per file), or NULL when it cannot be.  Every file is
  * opened by vperf_report__open_file(): a guest's under the directory it maps to, the recording's
@@ -74,9 +88,10 @@ const char *vperf_report__guest_file(const struct vperf_report *r, const char *p
  */
 static const struct vperf_report_elf *elf_of(struct vperf_report *r, struct vperf_report_map *m)
 {
-	struct vperf_report_elf *n;
 	const char *file = m->file, *root = NULL;
 	char key[8192];
+	uint64_t h;
+	int64_t i;
 
 	if (m->elf >= 0)
 		return r->elfs[m->elf].err ? NULL : &r->elfs[m->elf];
@@ -94,20 +109,25 @@ static const struct vperf_report_elf *elf_of(struct vperf_report *r, struct vper
 	if (snprintf(key, sizeof(key), "%s%s%s", root ? root : "",
 		     root && file[0] != '/' ? "/" : "", file) >= (int)sizeof(key))
 		return NULL;
-	for (size_t i = 0; i < r->nr_elfs; i++) {
-		if (!strcmp(r->elfs[i].path, key)) {
-			m->elf = (int32_t)i;
-			return r->elfs[i].err ? NULL : &r->elfs[i];
-		}
-	}
-	n = realloc(r->elfs, (r->nr_elfs + 1) * sizeof(*n));
-	if (!n)
+	if (!r->elf_idx && !(r->elf_idx = calloc(1, sizeof(*r->elf_idx))))
 		return NULL;
-	r->elfs = n;
+	h = vperf_report_idx__hash(r->elf_idx, key, strlen(key));
+	i = vperf_report_idx__find(r->elf_idx, h, same_path, &(struct path_key){ r, key });
+	if (i >= 0) {
+		m->elf = (int32_t)i;
+		return r->elfs[i].err ? NULL : &r->elfs[i];
+	}
+	if (r->nr_elfs >= INT32_MAX ||
+	    vperf_report_grow(&r->elfs, &r->cap_elfs, r->nr_elfs, sizeof(*r->elfs)))
+		return NULL;
 	/* a file that cannot be read stays in the table with its error: tried once */
 	if (vperf_report_elf__load_in(&r->elfs[r->nr_elfs], root, file) == -ENOMEM &&
 	    !r->elfs[r->nr_elfs].path)
 		return NULL;
+	if (vperf_report_idx__add(r->elf_idx, h, r->nr_elfs)) {
+		vperf_report_elf__exit(&r->elfs[r->nr_elfs]);
+		return NULL;
+	}
 	m->elf = (int32_t)r->nr_elfs++;
 	return r->elfs[m->elf].err ? NULL : &r->elfs[m->elf];
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -471,6 +472,174 @@ static void reader_follows_mmap_fork_exec_comm_and_kernel_symbols(void **state)
 	assert_int_equal(vt_rmtree(dir), 0);
 }
 
+/* An address space: a newer mapping covers what older ones had where it lies, nothing else. */
+static void address_space_newest_mapping_wins_where_it_lies(void **state)
+{
+	struct vperf_report_amap a = { .rng = 42 }, b = { .rng = 7 };
+	static const struct { int line; uint64_t addr; int32_t map; } want[] = {
+		{ __LINE__, 0x0fff, 3 }, { __LINE__, 0x1000, 3 }, { __LINE__, 0x11ff, 3 },
+		{ __LINE__, 0x1200, 0 }, { __LINE__, 0x17ff, 0 },	/* 0, before 1 */
+		{ __LINE__, 0x1800, 1 }, { __LINE__, 0x1fff, 1 },	/* 1, inside 0 */
+		{ __LINE__, 0x2000, 0 }, { __LINE__, 0x27ff, 0 },	/* 0, after 1 */
+		{ __LINE__, 0x2800, 2 }, { __LINE__, 0x3fff, 2 },	/* 2 over 0's end */
+		{ __LINE__, 0x4000, -1 }, { __LINE__, 0x5000, 5 }, { __LINE__, 0x5fff, 5 },
+		{ __LINE__, 0x6000, -1 }, { __LINE__, UINT64_MAX - 1, 6 },
+	};
+
+	(void)state;
+	assert_int_equal(vperf_report_amap__find(&a, 0x1000), -1);
+	assert_int_equal(vperf_report_amap__add(&a, 0x1000, 0x2000, 0), 0);
+	assert_int_equal(vperf_report_amap__add(&a, 0x1800, 0x800, 1), 0);
+	assert_int_equal(vperf_report_amap__add(&a, 0x2800, 0x1800, 2), 0);
+	assert_int_equal(vperf_report_amap__add(&a, 0x0, 0x1200, 3), 0);
+	assert_int_equal(vperf_report_amap__add(&a, 0x5000, 0x1000, 4), 0);
+	assert_int_equal(vperf_report_amap__add(&a, 0x5000, 0x1000, 5), 0);	/* the same again */
+	assert_int_equal(vperf_report_amap__add(&a, 0x7000, 0, 9), 0);		/* nothing */
+	/* past the end of the address space: up to it */
+	assert_int_equal(vperf_report_amap__add(&a, UINT64_MAX - 0x10, 0x100, 6), 0);
+	assert_int_equal(vperf_report_amap__copy(&b, &a), 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (vperf_report_amap__find(&a, want[i].addr) != want[i].map ||
+		    vperf_report_amap__find(&b, want[i].addr) != want[i].map)
+			fail_msg("%s:%d: 0x%llx is in %d, the copy's %d; expected %d", __FILE__,
+				 want[i].line, (unsigned long long)want[i].addr,
+				 vperf_report_amap__find(&a, want[i].addr),
+				 vperf_report_amap__find(&b, want[i].addr), want[i].map);
+	}
+	vperf_report_amap__exit(&a);
+	assert_int_equal(vperf_report_amap__find(&b, 0x1800), 1);	/* the copy is its own */
+	vperf_report_amap__exit(&b);
+}
+
+/* ---- a recording of many names, threads, processes and mappings ---- */
+
+#define MANY_BASE	0x10000000ull	/* process 1's mappings, one page each, from here */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * A recording of n of each: threads named by comm events (n distinct names), markers (n more
+ * names), processes with one mapping each and a sample of their thread in it, and mappings of one
+ * process (process 1) with a sample in each, taken after all of them were made (a newer one
+ * covering part of an older one).
+ */
+static void write_many(const char *dir, uint32_t n)
+{
+	struct vperf_ctf_class_desc cls[NR_C];
+	struct vperf_ctf_env env[] = { { "events", "cpu-clock", false } };
+	struct vperf_ctf_config cfg = { .size = sizeof(cfg), .hostname = "t", .env = env,
+					.nr_env = 1, .classes = cls, .nr_classes = NR_C };
+	struct vperf_ctf *ctf;
+	struct vperf_ctf_stream *k;
+	uint64_t ts = 1;
+	char why[256], name[64], file[64];
+
+	memcpy(cls, vperf_ctf_default_classes, sizeof(vperf_ctf_default_classes));
+	cls[C_MMAP] = (struct vperf_ctf_class_desc){ "mmap", mmap_f, 7 };
+	cls[C_COMM] = (struct vperf_ctf_class_desc){ "comm", comm_f, 3 };
+	cls[C_KSYM] = (struct vperf_ctf_class_desc){ "kernel_symbol", ksym_f, 4 };
+	assert_int_equal(vperf_ctf__new(dir, &cfg, &ctf, why, sizeof(why)), 0);
+	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_USER, 0, &k), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		struct vperf_ctf_value cm[3] = { VPERF_CTF_U32(1000 + i), VPERF_CTF_U32(1000 + i),
+						 VPERF_CTF_STR(name) };
+		struct vperf_ctf_value mk[3] = { VPERF_CTF_STR(name), VPERF_CTF_S64(i),
+						 VPERF_CTF_U8(2) };
+		struct vperf_ctf_value mm[7] = { VPERF_CTF_U32(1000 + i), VPERF_CTF_U32(1000 + i),
+						 VPERF_CTF_U64(BASE), VPERF_CTF_U64(0x1000),
+						 VPERF_CTF_U64(0), VPERF_CTF_U32(5),
+						 VPERF_CTF_STR(file) };
+		struct vperf_ctf_value one[7] = { VPERF_CTF_U32(1), VPERF_CTF_U32(1),
+						  VPERF_CTF_U64(MANY_BASE + (uint64_t)i * 0x1000),
+						  VPERF_CTF_U64(i % 2 ? 0x800 : 0x1000),
+						  VPERF_CTF_U64(0), VPERF_CTF_U32(5),
+						  VPERF_CTF_STR(file) };
+
+		snprintf(name, sizeof(name), "thread-%u", i);
+		assert_int_equal(vperf_ctf__emit(k, C_COMM, ts++, cm, 3), 0);
+		snprintf(name, sizeof(name), "marker-%u", i);
+		assert_int_equal(vperf_ctf__emit(k, VPERF_CTF_EV_MARKER, ts++, mk, 3), 0);
+		snprintf(file, sizeof(file), "/nonexistent/lib%u.so", i);
+		assert_int_equal(vperf_ctf__emit(k, C_MMAP, ts++, mm, 7), 0);
+		sample(k, ts++, 1000 + i, 1000 + i, BASE + 0x10, NULL, 0);
+		assert_int_equal(vperf_ctf__emit(k, C_MMAP, ts++, one, 7), 0);
+		if (i % 4096 == 4095)	/* as a recorder does: the writer's queue stays short */
+			assert_int_equal(vperf_ctf__flush(ctf), 0);
+	}
+	for (uint32_t i = 0; i < n; i++)	/* each mapping of process 1, its last byte */
+		sample(k, ts++, 1, 1, MANY_BASE + (uint64_t)i * 0x1000 + 0xfff, NULL, 0);
+	assert_int_equal(vperf_ctf__flush(ctf), 0);
+	vperf_ctf__delete(ctf);
+}
+
+/* Write and read back write_many(n), every frame resolved: seconds reading (*write: writing). */
+static double load_many(uint32_t n, double *write)
+{
+	char dir[64], why[256];
+	struct vperf_report *r;
+	double t0 = now_s(), t1;
+
+	snprintf(dir, sizeof(dir), "/tmp/vperf-report-many-%d", (int)getpid());
+	write_many(dir, n);
+	t1 = now_s();
+	*write = t1 - t0;
+	if (vperf_report__open(dir, &r, why, sizeof(why)))
+		fail_msg("vperf_report__open: %s", why);
+	for (size_t i = 0; i < r->nr_frames; i++)
+		vperf_report__frame(r, i);
+	t0 = now_s() - t1;
+	/* the answers: every name, thread and mapping apart, each sample in its own mapping */
+	assert_int_equal(r->nr_samples, 2 * (size_t)n);
+	assert_int_equal(r->nr_threads, (size_t)n + 1);
+	assert_int_equal(r->nr_strings, 2 * (size_t)n + 1);	/* and ":1" */
+	assert_int_equal(r->nr_maps, 2 * (size_t)n);
+	assert_int_equal(r->nr_elfs, (size_t)n);		/* one per file, tried once */
+	for (uint32_t i = 0; i < n; i += 997) {
+		const struct vperf_report_sample *s = &r->samples[i];
+
+		assert_int_equal(s->tid, 1000 + i);
+		assert_string_equal(r->strings[s->comm], (snprintf(why, sizeof(why),
+							    "thread-%u", i), why));
+		assert_int_equal(r->frames[s->frame].map, 2 * (int32_t)i);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct vperf_report_frame *f = &r->frames[r->samples[n + i].frame];
+
+		/* odd mappings are half a page: their last byte is in no mapping */
+		assert_int_equal(f->map, i % 2 ? -1 : 2 * (int32_t)i + 1);
+	}
+	vperf_report__delete(r);
+	assert_int_equal(vt_rmtree(dir), 0);
+	return t0;
+}
+
+/*
+ * A recording with many names, threads, processes and mappings loads in time that grows with
+ * them, not with their square: a benchmark that prints how long n and n / 10 of each take
+ * (linear: about 10 times as long; quadratic: about 100).  It checks the answers, not the times.
+ */
+static void reader_scales_to_many_names_threads_and_mappings(void **state)
+{
+	const uint32_t n = 100000;
+	double w_small, w_big, small, big;
+
+	(void)state;
+	small = load_many(n / 10, &w_small);
+	big = load_many(n, &w_big);
+	printf("reader: %u each of thread names, markers, processes and process 1's mappings "
+	       "(%u events): read and resolved in %.3f s (written in %.3f s)\n", n, 6 * n, big,
+	       w_big);
+	printf("reader: %u each: %.3f s (written in %.3f s); %ux the recording took %.1fx as "
+	       "long to read (linear: ~%u, quadratic: ~%u)\n", n / 10, small, w_small, 10,
+	       small > 0 ? big / small : 0.0, 10, 100);
+}
+
 static void sort_keys_parse_and_refuse_unknown_ones(void **state)
 {
 	enum vperf_report_key k[8];
@@ -728,6 +897,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(elf_loader_refuses_what_is_not_a_regular_file_at_once),
 		cmocka_unit_test(guest_files_resolve_inside_their_root_only),
 		cmocka_unit_test(reader_follows_mmap_fork_exec_comm_and_kernel_symbols),
+		cmocka_unit_test(address_space_newest_mapping_wins_where_it_lies),
+		cmocka_unit_test(reader_scales_to_many_names_threads_and_mappings),
 		cmocka_unit_test(sort_keys_parse_and_refuse_unknown_ones),
 		cmocka_unit_test(hist_by_symbol_sorts_by_period_and_counts_the_unresolved),
 		cmocka_unit_test(folded_known_stacks_root_first_with_counts),
