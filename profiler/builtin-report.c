@@ -23,7 +23,7 @@
 #include <vperf/vperf.h>
 
 #include "builtin.h"
-#include "util/json.h"
+#include "util/escape.h"
 #include "util/options.h"
 #include "util/recdir.h"
 #ifdef VPERF_HAVE_RECORD
@@ -291,8 +291,9 @@ static void print_chain(struct vperf_report *r, const struct vperf_report_chain 
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		size_t f = s->frame + (caller ? s->nr_frames - 1 - i : i);
 
-		fprintf(out, "%*s%s\n", indent + 3, "", vperf_report__frame_name(r, f, buf,
-										 sizeof(buf)));
+		fprintf(out, "%*s", indent + 3, "");
+		esc_text(out, vperf_report__frame_name(r, f, buf, sizeof(buf)));
+		fputc('\n', out);
 	}
 }
 
@@ -302,7 +303,9 @@ static void print_stdio(struct vperf_report *r, const struct vperf_report_hist *
 	int width[VPERF_REPORT_NR_KEYS];
 	char buf[600];
 
-	fprintf(out, "# Samples: %" PRIu64 " of event '%s'\n", h->samples, r->events[h->event]);
+	fprintf(out, "# Samples: %" PRIu64 " of event '", h->samples);
+	esc_text(out, r->events[h->event]);
+	fputs("'\n", out);
 	fprintf(out, "# Event count (approx.): %" PRIu64 "\n", h->period);
 	fprintf(out, "# Unresolved: %" PRIu64 " samples (%.2f%%) in no known symbol, shown as %s "
 		"with their shared object\n", h->unresolved, pct(h->unresolved, h->samples),
@@ -311,7 +314,7 @@ static void print_stdio(struct vperf_report *r, const struct vperf_report_hist *
 	for (size_t k = 0; k < h->nr_keys; k++) {
 		width[k] = (int)strlen(key_titles[h->keys[k]]);
 		for (size_t i = 0; i < h->nr_rows; i++) {
-			int w = (int)strlen(cell(h, &h->rows[i], k, buf, sizeof(buf))) +
+			int w = (int)esc_text_len(cell(h, &h->rows[i], k, buf, sizeof(buf))) +
 				(h->keys[k] == VPERF_REPORT_KEY_SYMBOL ? 4 : 0);
 
 			if (w > width[k])
@@ -341,11 +344,13 @@ static void print_stdio(struct vperf_report *r, const struct vperf_report_hist *
 			const char *t = cell(h, row, k, buf, sizeof(buf));
 			int w = k + 1 < h->nr_keys ? width[k] : 0;
 
-			if (h->keys[k] == VPERF_REPORT_KEY_SYMBOL)
-				fprintf(out, "  %s %-*s", row->kernel ? "[k]" : "[.]",
-					w ? w - 4 : 0, t);
-			else
-				fprintf(out, "  %-*s", w, t);
+			if (h->keys[k] == VPERF_REPORT_KEY_SYMBOL) {
+				fprintf(out, "  %s ", row->kernel ? "[k]" : "[.]");
+				esc_text_pad(out, t, w ? w - 4 : 0);
+			} else {
+				fputs("  ", out);
+				esc_text_pad(out, t, w);
+			}
 		}
 		fputc('\n', out);
 		if (!o->graph)
@@ -365,19 +370,24 @@ static void print_stdio(struct vperf_report *r, const struct vperf_report_hist *
 	}
 }
 
-static void csv_field(const char *s, const char *sep, FILE *out)
+/* s as text (no line breaks then), quoted if it holds sep or '"'. */
+static void csv_field(const char *str, const char *sep, FILE *out)
 {
-	if (!strstr(s, sep) && !strpbrk(s, "\"\n")) {
+	char small[4096], *e = esc_text_dup(str);
+	const char *s = e ? e : esc_text_buf(small, sizeof(small), str);
+
+	if (!strstr(s, sep) && !strchr(s, '"')) {
 		fputs(s, out);
-		return;
+	} else {
+		fputc('"', out);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', out);
+			fputc(*s, out);
+		}
+		fputc('"', out);
 	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
+	free(e);
 }
 
 static void print_csv(struct vperf_report *r, const struct vperf_report_hist *h, const char *sep,
@@ -411,7 +421,7 @@ static void print_json(struct vperf_report *r, const struct vperf_report_hist *h
 	char buf[600];
 
 	fprintf(out, "{\"event\":");
-	json_print_string(out, r->events[h->event]);
+	esc_json(out, r->events[h->event]);
 	fprintf(out, ",\"samples\":%" PRIu64 ",\"period\":%" PRIu64 ",\"unresolved\":%" PRIu64
 		",\"sort\":[", h->samples, h->period, h->unresolved);
 	for (size_t k = 0; k < h->nr_keys; k++)
@@ -425,7 +435,7 @@ static void print_json(struct vperf_report *r, const struct vperf_report_hist *h
 			row->period, row->kernel ? "true" : "false");
 		for (size_t k = 0; k < h->nr_keys; k++) {
 			fprintf(out, ",\"%s\":", vperf_report_key_names[h->keys[k]]);
-			json_print_string(out, cell(h, row, k, buf, sizeof(buf)));
+			esc_json(out, cell(h, row, k, buf, sizeof(buf)));
 		}
 		if (o->graph) {
 			fprintf(out, ",\"callchains\":[");
@@ -443,7 +453,7 @@ static void print_json(struct vperf_report *r, const struct vperf_report_hist *h
 
 					if (f)
 						fputc(',', out);
-					json_print_string(out, n);
+					esc_json(out, n);
 				}
 				fprintf(out, "]}");
 			}
@@ -488,13 +498,15 @@ static int report(const struct report_opts *o)
 	if (o->graph && !r->callchains)
 		cli_warn("report", "-g: %s has no callchains (record with `vperf record -g`): each "
 			 "chain is its sample's own frame", o->dir);
-	if (o->fmt == FMT_STDIO)
-		printf("# vperf report of %s: %zu samples, lost %" PRIu64 " events%s\n#\n", o->dir,
-		       r->nr_samples, r->lost, r->have_ksyms || r->have_gksyms ? "" :
-		       "; no kernel symbols recorded");
+	if (o->fmt == FMT_STDIO) {
+		fputs("# vperf report of ", stdout);
+		esc_text(stdout, o->dir);
+		printf(": %zu samples, lost %" PRIu64 " events%s\n#\n", r->nr_samples, r->lost,
+		       r->have_ksyms || r->have_gksyms ? "" : "; no kernel symbols recorded");
+	}
 	if (o->fmt == FMT_JSON) {
 		printf("{\"recording\":");
-		json_print_string(stdout, o->dir);
+		esc_json(stdout, o->dir);
 		printf(",\"samples\":%zu,\"lost\":%" PRIu64 ",\"events\":[", r->nr_samples,
 		       r->lost);
 	}
@@ -578,24 +590,29 @@ static void print_states_stdio(const struct vperf_report *r, const struct vperf_
 	uint64_t wall = st->end - st->start;
 	char buf[160];
 
-	if (st->vcpu >= 0)
+	if (st->vcpu >= 0) {
 		fprintf(out, "# vCPU %" PRId32 ": %.3f ms, from the guest's first traced event to "
 			"the recording's end\n", st->vcpu, (double)wall / 1e6);
-	else
-		fprintf(out, "# thread %s, tid %" PRIu32 ": %.3f ms, +%.6f s .. +%.6f s (from %s to "
+	} else {
+		fputs("# thread ", out);
+		esc_text(out, table_name(r, st, buf, sizeof(buf)));
+		fprintf(out, ", tid %" PRIu32 ": %.3f ms, +%.6f s .. +%.6f s (from %s to "
 			"%s); samples: %" PRIu64 " user, %" PRIu64 " kernel\n",
-			table_name(r, st, buf, sizeof(buf)), r->threads[st->thread].tid,
+			r->threads[st->thread].tid,
 			(double)wall / 1e6, (double)(st->start - r->first_ts) / 1e9,
 			(double)(st->end - r->first_ts) / 1e9,
 			st->forked ? "its fork" : "the guest's first traced event",
 			st->exited ? "its exit" : "the recording's end",
 			st->samples_user, st->samples_kernel);
+	}
 	fprintf(out, "#   %12s  %7s  %8s  %s\n", "Time (ms)", "%", "Count", "State (detail)");
 	for (size_t i = 0; i < st->nr_rows; i++) {
 		const struct vperf_report_state_row *w = &st->rows[i];
 
-		fprintf(out, "    %12.3f  %6.2f%%  %8" PRIu64 "  %s\n", (double)w->ns / 1e6,
-			pct(w->ns, wall), w->count, row_label(w, buf, sizeof(buf)));
+		fprintf(out, "    %12.3f  %6.2f%%  %8" PRIu64 "  ", (double)w->ns / 1e6,
+			pct(w->ns, wall), w->count);
+		esc_text(out, row_label(w, buf, sizeof(buf)));
+		fputc('\n', out);
 	}
 	fputc('\n', out);
 }
@@ -631,18 +648,22 @@ static int print_waits(const struct vperf_report *r, const struct vperf_report_a
 		const struct vperf_report_wait *x = w[i];
 
 		for (int d = 0; x && d < CHAIN_DEPTH; d++) {
-			fprintf(out, "    %*s%s %.3f ms blocked from +%.6f s, %s (%s), then %.3f ms "
-				"runnable until it ran on vCPU %" PRIu32 "\n", 2 * d, "",
+			fprintf(out, "    %*s%s %.3f ms blocked from +%.6f s, %s (", 2 * d, "",
 				d ? "<- its waker" : "", (double)(x->woken - x->start) / 1e6,
 				(double)(x->start - r->first_ts) / 1e9,
-				vperf_report_state_names[x->cause], x->detail,
+				vperf_report_state_names[x->cause]);
+			esc_text(out, x->detail);
+			fprintf(out, "), then %.3f ms runnable until it ran on vCPU %" PRIu32 "\n",
 				(double)(x->end - x->woken) / 1e6, x->vcpu);
 			if (x->cause != VPERF_STATE_WAIT_THREAD || x->waker < 0)
 				break;
 			x = vperf_report_analysis__wait_before(a, x->waker, x->woken);
-			if (x)
-				fprintf(out, "    %*s(%s had waited:)\n", 2 * d + 2, "",
-					vperf_report__thread_name(r, x->thread, nb, sizeof(nb)));
+			if (x) {
+				fprintf(out, "    %*s(", 2 * d + 2, "");
+				esc_text(out, vperf_report__thread_name(r, x->thread, nb,
+									sizeof(nb)));
+				fputs(" had waited:)\n", out);
+			}
 		}
 	}
 	if (!n)
@@ -686,7 +707,7 @@ static void print_states_json(const struct vperf_report *r, const struct vperf_r
 		fprintf(out, "{\"vcpu\":%" PRId32, st->vcpu);
 	else {
 		fprintf(out, "{\"tid\":%" PRIu32 ",\"comm\":", r->threads[st->thread].tid);
-		json_print_string(out, vperf_report__thread_name(r, st->thread, nb, sizeof(nb)));
+		esc_json(out, vperf_report__thread_name(r, st->thread, nb, sizeof(nb)));
 		fprintf(out, ",\"samples_user\":%" PRIu64 ",\"samples_kernel\":%" PRIu64,
 			st->samples_user, st->samples_kernel);
 	}
@@ -696,9 +717,9 @@ static void print_states_json(const struct vperf_report *r, const struct vperf_r
 		const struct vperf_report_state_row *w = &st->rows[i];
 
 		fprintf(out, "%s{\"state\":", i ? "," : "");
-		json_print_string(out, vperf_report_state_names[w->state]);
+		esc_json(out, vperf_report_state_names[w->state]);
 		fprintf(out, ",\"detail\":");
-		json_print_string(out, w->detail);
+		esc_json(out, w->detail);
 		fprintf(out, ",\"ns\":%" PRIu64 ",\"percent\":%.4f,\"count\":%" PRIu64 "}", w->ns,
 			pct(w->ns, st->end - st->start), w->count);
 	}
@@ -714,9 +735,9 @@ static void print_states_json(const struct vperf_report *r, const struct vperf_r
 				",\"end_ns\":%" PRIu64 ",\"cause\":", first ? "" : ",",
 				w->start - r->first_ts, w->woken - r->first_ts,
 				w->end - r->first_ts);
-			json_print_string(out, vperf_report_state_names[w->cause]);
+			esc_json(out, vperf_report_state_names[w->cause]);
 			fprintf(out, ",\"detail\":");
-			json_print_string(out, w->detail);
+			esc_json(out, w->detail);
 			fprintf(out, ",\"waker_tid\":%" PRId64 "}",
 				w->waker >= 0 ? (int64_t)r->threads[w->waker].tid : -1);
 			first = false;
@@ -763,20 +784,22 @@ static int report_states(const struct report_opts *o)
 		cli_warn("report", "%s has no host kvm_exit/kvm_entry events of the vCPU threads: "
 			 "exits are the VMM's only, and nothing is known of the host's "
 			 "preemptions", o->dir);
-	if (o->fmt == FMT_STDIO)
-		printf("# vperf report --states of %s: where each guest thread's and vCPU's wall "
-		       "time went (docs/states.md)\n# host side: %s\n#\n", o->dir,
+	if (o->fmt == FMT_STDIO) {
+		fputs("# vperf report --states of ", stdout);
+		esc_text(stdout, o->dir);
+		printf(": where each guest thread's and vCPU's wall "
+		       "time went (docs/states.md)\n# host side: %s\n#\n",
 		       a.host_events ? (a.svm ? "the vCPU threads' kvm_exit/kvm_entry (AMD SVM "
 						"exit codes) and host scheduling"
 					      : "the vCPU threads' kvm_exit/kvm_entry (Intel VMX "
 						"exit codes) and host scheduling")
 				     : "the VMM's exits only");
-	else if (o->fmt == FMT_CSV)
+	} else if (o->fmt == FMT_CSV) {
 		printf("table%sid%scomm%sstate%sdetail%sns%spercent%scount%swall_ns\n", o->sep,
 		       o->sep, o->sep, o->sep, o->sep, o->sep, o->sep, o->sep);
-	else {
+	} else {
 		printf("{\"recording\":");
-		json_print_string(stdout, o->dir);
+		esc_json(stdout, o->dir);
 		printf(",\"host_events\":%s,\"threads\":[", a.host_events ? "true" : "false");
 	}
 	shown = 0;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "builtin.h"
+#include "util/escape.h"
 #include "util/options.h"
 #include "util/outfile.h"
 #include "util/recdir.h"
@@ -204,19 +205,23 @@ static int summary(struct vperf_report *r, FILE *f)
 				break;
 			}
 	qsort(lines, n, sizeof(*lines), by_ns);
-	fprintf(f, "# %s: %.3f s from the first event to the last, %" PRIu32 " CPUs, %zu threads"
-		"%s%s\n", r->dir, (double)span / 1e9, r->nr_cpus, n, r->vm_name ? ", VM " : "",
-		r->vm_name ? r->vm_name : "");
+	fputs("# ", f);
+	esc_text(f, r->dir);
+	fprintf(f, ": %.3f s from the first event to the last, %" PRIu32 " CPUs, %zu threads%s",
+		(double)span / 1e9, r->nr_cpus, n, r->vm_name ? ", VM " : "");
+	esc_text(f, r->vm_name ? r->vm_name : "");
+	fputc('\n', f);
 	fprintf(f, "# %12s %7s %8s %8s  %s\n", "running ms", "%", "slices", "tid", "command");
 	for (size_t l = 0; l < n; l++) {
 		const struct vperf_report_thread *th = &r->threads[lines[l].thread];
 		char buf[32];
 
-		fprintf(f, "  %12.3f %6.2f%% %8" PRIu64 " %8" PRIu32 "  %s%s\n",
+		fprintf(f, "  %12.3f %6.2f%% %8" PRIu64 " %8" PRIu32 "  %s",
 			(double)lines[l].ns / 1e6,
 			span ? 100.0 * (double)lines[l].ns / (double)span : 0.0, lines[l].slices,
-			th->tid, th->guest && r->vm_name ? "guest " : "",
-			vperf_report__thread_name(r, lines[l].thread, buf, sizeof(buf)));
+			th->tid, th->guest && r->vm_name ? "guest " : "");
+		esc_text(f, vperf_report__thread_name(r, lines[l].thread, buf, sizeof(buf)));
+		fputc('\n', f);
 	}
 	free(lines);
 	free(shown);
@@ -261,9 +266,11 @@ static int timeline(const struct timeline_opts *o)
 out_file:
 	vperf_report__delete(r);
 	status = outfile_close(&out, status);
-	if (!status && !out.to_stdout && !stat(o->output, &st))
-		fprintf(info, "# wrote %s: %lld bytes, %u px wide\n", o->output,
-			(long long)st.st_size, o->width);
+	if (!status && !out.to_stdout && !stat(o->output, &st)) {
+		fputs("# wrote ", info);
+		esc_text(info, o->output);
+		fprintf(info, ": %lld bytes, %u px wide\n", (long long)st.st_size, o->width);
+	}
 	return status;
 }
 #endif

@@ -381,6 +381,16 @@ out:
 	return ret;
 }
 
+/* The sampler's options and the start of its command into buf (NULL, 0: measure): snprintf's. */
+static int wrap_head(const struct vm_args *va, char *buf, size_t len)
+{
+	return snprintf(buf, len, "vperf record --into-host -q%s%s %s %s%s -- sh -c '",
+			va->event ? " -e " : "", va->event ? va->event : "",
+			va->count ? "-c" : "-F",
+			va->count ? va->count : va->freq ? va->freq : "1000",
+			va->callchain ? " -g" : "");
+}
+
 /*
  * With -e/-F/-c/-g: the guest command as `vperf record --into-host ... -- sh -c 'COMMAND'`, the
  * command's words joined by spaces as the runner joins them (it is a line of the guest's shell
@@ -388,23 +398,28 @@ out:
  */
 static char *wrap_sampled(const struct vm_args *va, int argc, char **argv, bool *err)
 {
-	size_t len = 256;
+	int head = wrap_head(va, NULL, 0);
+	size_t len;
 	char *w, *o;
 
 	*err = false;
 	if (!va->event && !va->freq && !va->count && !va->callchain)
 		return NULL;
+	if (head < 0) {
+		*err = true;
+		return NULL;
+	}
+	/* every piece printed: the options as given (-c, -F and -e of any length), the words with
+	 * each ' as '\'' and a space between them, the closing ' and the NUL */
+	len = (size_t)head + 2;
 	for (int i = va->cmd; i < argc; i++)
 		len += 4 * strlen(argv[i]) + 1;
-	w = malloc(len + (va->event ? strlen(va->event) : 0));
+	w = malloc(len);
 	if (!w) {
 		*err = true;
 		return NULL;
 	}
-	o = w + sprintf(w, "vperf record --into-host -q%s%s %s %s%s -- sh -c '",
-			va->event ? " -e " : "", va->event ? va->event : "",
-			va->count ? "-c" : "-F", va->count ? va->count : va->freq ? va->freq : "1000",
-			va->callchain ? " -g" : "");
+	o = w + wrap_head(va, w, len);
 	for (int i = va->cmd; i < argc; i++) {
 		if (i > va->cmd)
 			*o++ = ' ';

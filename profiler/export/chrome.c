@@ -20,30 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "export.h"
-
-/*
- * s as a JSON string.  A recording's strings are UTF-8 (its writer refuses others), so only
- * '"', '\' and control characters need escaping.
- */
-static void put_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(out, "\\%c", *c);
-		else if (*c < 0x20 || *c == 0x7f)
-			fprintf(out, "\\u%04x", *c);
-		else
-			fputc(*c, out);
-	}
-	fputc('"', out);
-}
 
 static void put_arg_str(FILE *out, const char *key, const char *val)
 {
 	fprintf(out, "\"%s\":", key);
-	put_str(out, val);
+	esc_json(out, val);
 }
 
 /* ns as microseconds, exactly: "1234.567". */
@@ -93,7 +76,7 @@ static void begin(struct ctx *c, const char *ph, const char *name, const char *c
 	fputs(c->first ? "\n" : ",\n", c->out);
 	c->first = false;
 	fprintf(c->out, "{\"ph\":\"%s\",\"name\":", ph);
-	put_str(c->out, name);
+	esc_json(c->out, name);
 	fprintf(c->out, ",\"cat\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, cat, pid, tid);
 	put_us(c->out, "ts", ts);
 }
@@ -105,7 +88,7 @@ static void meta(struct ctx *c, const char *what, uint32_t pid, uint32_t tid, co
 
 	begin(c, "M", what, "__metadata", pid, tid, 0);
 	fputs(",\"args\":{\"name\":", c->out);
-	put_str(c->out, name);
+	esc_json(c->out, name);
 	fputs("}}", c->out);
 	snprintf(key, sizeof(key), "%s_sort_index", strncmp(what, "process", 7) ? "thread" :
 		 "process");
@@ -248,7 +231,7 @@ static void put_samples(struct ctx *c, int event)
 		begin(c, "i", vperf_report__frame_name(r, s->frame, name, sizeof(name)), "sample",
 		      pid, tid, s->ts);
 		fprintf(c->out, ",\"s\":\"t\",\"args\":{\"event\":");
-		put_str(c->out, r->events[s->event]);
+		esc_json(c->out, r->events[s->event]);
 		fputc(',', c->out);
 		put_arg_str(c->out, "dso", f->dso ? f->dso : VPERF_REPORT_UNKNOWN);
 		fprintf(c->out, ",\"ip\":\"0x%" PRIx64 "\",\"period\":%" PRIu64 ",\"cpu\":%" PRIu32
@@ -399,7 +382,7 @@ int vperf_export_chrome(struct vperf_report *r, int event, FILE *out, char *why,
 			nr_cpus = e->cpu + 1;
 	}
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"recording\":", out);
-	put_str(out, r->dir);
+	esc_json(out, r->dir);
 	fputs(",\"clock\":\"the recording's, in us\"", out);
 	if (r->vm_name) {
 		fputc(',', out);

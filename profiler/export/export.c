@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* The table of export formats (export.h). */
-#include <stdint.h>
 #include <string.h>
 
 #include "export.h"
@@ -33,31 +32,4 @@ const struct vperf_export_format *vperf_export_find(const char *name)
 		if (!strcmp(vperf_export_formats[i].name, name))
 			return &vperf_export_formats[i];
 	return NULL;
-}
-
-void vperf_export_xml(FILE *out, const char *s, size_t max)
-{
-	size_t n = strlen(s);
-	bool cut = n > max;
-
-	if (cut) {
-		n = max >= 2 ? max - 2 : 0;
-		/* not inside a character: back over UTF-8 continuation bytes */
-		while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
-	}
-	for (size_t i = 0; i < n; i++) {
-		switch (s[i]) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default:
-			/* control characters but the tab are not XML text */
-			if ((unsigned char)s[i] >= 0x20 || s[i] == '\t')
-				fputc(s[i], out);
-		}
-	}
-	if (cut)
-		fputs("..", out);
 }

@@ -45,12 +45,6 @@ int vperf_export_chrome(struct vperf_report *r, int event, FILE *out, char *why,
 int vperf_export_lttng(struct vperf_report *r, const char *dir, char *why, size_t why_len);
 int vperf_export_flame(struct vperf_report *r, int event, FILE *out, char *why, size_t why_len);
 
-/*
- * s as XML text (SVG), escaped, control characters but the tab left out; longer than max bytes:
- * cut to max - 2 at a UTF-8 character's start, then "..".  SIZE_MAX: never cut.
- */
-void vperf_export_xml(FILE *out, const char *s, size_t max);
-
 /* The flame graph's width in px (its height follows from the deepest stack). */
 #define VPERF_FLAME_WIDTH		1200
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "export.h"
 
 #define FRAME_H		16.0
@@ -151,14 +152,14 @@ static void put_node(const struct draw *d, size_t i, double x, unsigned int dept
 		return;		/* too thin to see: its children are thinner */
 	fill_of(n, fill, sizeof(fill));
 	fputs("<g><title>", d->out);
-	vperf_export_xml(d->out, n->name, SIZE_MAX);
+	esc_xml(d->out, n->name, SIZE_MAX);
 	fprintf(d->out, " (%" PRIu64 " samples, %.2f%%)</title>", n->count,
 		100.0 * (double)n->count / (double)d->t->n[0].count);
 	fprintf(d->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
 		"rx=\"2\"/>", x, y, w, FRAME_H - 1, fill);
 	if (w >= 3 * CHAR_W + 6) {
 		fprintf(d->out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4.5);
-		vperf_export_xml(d->out, n->name, (size_t)((w - 6) / CHAR_W));
+		esc_xml(d->out, n->name, (size_t)((w - 6) / CHAR_W));
 		fputs("</text>", d->out);
 	}
 	fputs("</g>\n", d->out);
@@ -202,10 +203,10 @@ int vperf_export_flame(struct vperf_report *r, int event, FILE *out, char *why, 
 		"<text x=\"%u\" y=\"22\" text-anchor=\"middle\" font-size=\"16\">", width, d.height,
 		width, d.height, width / 2);
 	fputs("Flame graph: ", out);
-	vperf_export_xml(out, event >= 0 && (size_t)event < r->nr_events ? r->events[event] :
+	esc_xml(out, event >= 0 && (size_t)event < r->nr_events ? r->events[event] :
 			 "samples", SIZE_MAX);
 	fputs(" of ", out);
-	vperf_export_xml(out, r->dir, SIZE_MAX);
+	esc_xml(out, r->dir, SIZE_MAX);
 	fprintf(out, "</text>\n<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" fill=\"#555555\">"
 		"%" PRIu64 " samples; width: samples of a function and what it called; bottom "
 		"up: thread, then its stack; orange-brown: kernel</text>\n<g id=\"frames\">\n", SIDE,

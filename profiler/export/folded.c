@@ -3,8 +3,9 @@
  * Collapsed stacks (export.h): one line per distinct (command, stack), root first, frames
  * separated by ';', then a space and the number of samples, as flamegraph.pl's stackcollapse
  * scripts write them.  The command is the root frame, kernel frames end in "_[k]" (flamegraph.pl
- * colours them), and a ';' or a line break in a name becomes ':' or ' ' so that every line
- * parses.  Lines are most samples first; the counts sum to the event's samples.
+ * colours them), and names are written as text (escape.h: a control character, a line break
+ * included, as "\xNN") with each ';' as ':', so that every line parses.  Lines are most samples
+ * first; the counts sum to the event's samples.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "export.h"
 
 struct line {
@@ -29,10 +31,17 @@ static int by_count(const void *a, const void *b)
 	return strcmp(x->stack, y->stack);
 }
 
-static void put_name(FILE *out, const char *s)
+/* A name as text (escape.h: no line break is left), each ';' as ':'.  0 or -ENOMEM. */
+static int put_name(FILE *out, const char *s)
 {
-	for (; *s; s++)
-		fputc(*s == ';' ? ':' : *s == '\n' || *s == '\r' ? ' ' : *s, out);
+	char *e = esc_text_dup(s);
+
+	if (!e)
+		return -ENOMEM;
+	for (char *c = e; *c; c++)
+		fputc(*c == ';' ? ':' : *c, out);
+	free(e);
+	return 0;
 }
 
 /* One chain's stack, root first: "comm;root;...;leaf" (malloc'd), or NULL. */
@@ -41,19 +50,20 @@ static char *stack_of(struct vperf_report *r, const char *comm, const struct vpe
 	char *buf = NULL, name[512];
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
+	int err;
 
 	if (!f)
 		return NULL;
-	put_name(f, comm);
-	for (size_t i = s->nr_frames; i-- > 0;) {
+	err = put_name(f, comm);
+	for (size_t i = s->nr_frames; !err && i-- > 0;) {
 		const struct vperf_report_frame *fr = vperf_report__frame(r, s->frame + i);
 
 		fputc(';', f);
-		put_name(f, vperf_report__frame_name(r, s->frame + i, name, sizeof(name)));
+		err = put_name(f, vperf_report__frame_name(r, s->frame + i, name, sizeof(name)));
 		if (fr->kernel)
 			fputs(VPERF_EXPORT_KERNEL_SUFFIX, f);
 	}
-	if (fclose(f)) {
+	if (fclose(f) || err) {
 		free(buf);
 		return NULL;
 	}

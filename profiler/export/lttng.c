@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 
 #include "ctf.h"
+#include "escape.h"
 #include "export.h"
 
 #define STR(n)	{ n, VPERF_CTF_TYPE_STRING, 0, NULL, 0 }
@@ -100,11 +101,21 @@ struct lttng {
 	int64_t vcpu_cpu[MAX_VCPUS];	/* the host CPU of its last kvm_entry/kvm_exit (-1) */
 	char *why;
 	size_t why_len;
+	char text[2][VPERF_CTF_MAX_STRING + 1];	/* the event's strings as text */
 };
 
 static const char *name_of(const struct vperf_report *r, uint64_t comm)
 {
 	return comm < r->nr_strings ? r->strings[comm] : "";
+}
+
+/*
+ * s as text (escape.h) in x's slot i, cut to what the writer takes: the recording's names may be
+ * anything, and the CTF writer refuses invalid UTF-8 (and babeltrace2 prints what it holds).
+ */
+static const char *text(struct lttng *x, int i, const char *s)
+{
+	return esc_text_buf(x->text[i], sizeof(x->text[i]), s);
 }
 
 /* Thread t's name as of the event being written (else its last in the recording). */
@@ -305,17 +316,19 @@ static int put_event(struct lttng *x, const struct vperf_report_tlev *e)
 	switch (e->kind) {
 	case VPERF_REPORT_EV_SCHED_SWITCH: {
 		struct vperf_ctf_value v[] = {
-			VPERF_CTF_STR(name_of(r, e->arg2)), VPERF_CTF_U32(tid_of(r, e->thread)),
+			VPERF_CTF_STR(text(x, 0, name_of(r, e->arg2))),
+			VPERF_CTF_U32(tid_of(r, e->thread)),
 			VPERF_CTF_S64(np), VPERF_CTF_S64((int64_t)e->arg),
-			VPERF_CTF_STR(name_of(r, e->str)), VPERF_CTF_U32(tid_of(r, e->other)),
+			VPERF_CTF_STR(text(x, 1, name_of(r, e->str))),
+			VPERF_CTF_U32(tid_of(r, e->other)),
 			VPERF_CTF_S64(np),
 		};
 		return emit(x, e, C_SWITCH, v, sizeof(v) / sizeof(v[0]));
 	}
 	case VPERF_REPORT_EV_WAKEUP: {
 		struct vperf_ctf_value v[] = {
-			VPERF_CTF_STR(comm_of(x, e->thread)), VPERF_CTF_U32(tid_of(r, e->thread)),
-			VPERF_CTF_S64(np),
+			VPERF_CTF_STR(text(x, 0, comm_of(x, e->thread))),
+			VPERF_CTF_U32(tid_of(r, e->thread)), VPERF_CTF_S64(np),
 			VPERF_CTF_U32(e->arg2 <= UINT32_MAX ? (uint32_t)e->arg2 : e->cpu),
 		};
 		return emit(x, e, C_WAKEUP, v, sizeof(v) / sizeof(v[0]));
@@ -323,23 +336,24 @@ static int put_event(struct lttng *x, const struct vperf_report_tlev *e)
 	case VPERF_REPORT_EV_FORK: {
 		/* the child's name is its parent's: fork copies it */
 		struct vperf_ctf_value v[] = {
-			VPERF_CTF_STR(comm_of(x, e->other)), VPERF_CTF_U32(tid_of(r, e->other)),
-			VPERF_CTF_U32(pid_of(r, e->other)), VPERF_CTF_STR(comm_of(x, e->thread)),
+			VPERF_CTF_STR(text(x, 0, comm_of(x, e->other))),
+			VPERF_CTF_U32(tid_of(r, e->other)), VPERF_CTF_U32(pid_of(r, e->other)),
+			VPERF_CTF_STR(text(x, 1, comm_of(x, e->thread))),
 			VPERF_CTF_U32(tid_of(r, e->thread)), VPERF_CTF_U32(pid_of(r, e->thread)),
 		};
 		return emit(x, e, C_FORK, v, sizeof(v) / sizeof(v[0]));
 	}
 	case VPERF_REPORT_EV_EXEC: {
 		struct vperf_ctf_value v[] = {
-			VPERF_CTF_STR(e->str != UINT32_MAX ? r->strings[e->str] : ""),
+			VPERF_CTF_STR(text(x, 0, e->str != UINT32_MAX ? r->strings[e->str] : "")),
 			VPERF_CTF_U32(tid_of(r, e->thread)), VPERF_CTF_U32(tid_of(r, e->thread)),
 		};
 		return emit(x, e, C_EXEC, v, sizeof(v) / sizeof(v[0]));
 	}
 	case VPERF_REPORT_EV_EXIT: {
 		struct vperf_ctf_value v[] = {
-			VPERF_CTF_STR(comm_of(x, e->thread)), VPERF_CTF_U32(tid_of(r, e->thread)),
-			VPERF_CTF_S64(np),
+			VPERF_CTF_STR(text(x, 0, comm_of(x, e->thread))),
+			VPERF_CTF_U32(tid_of(r, e->thread)), VPERF_CTF_S64(np),
 		};
 		return emit(x, e, C_EXIT, v, sizeof(v) / sizeof(v[0]));
 	}

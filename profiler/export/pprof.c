@@ -14,6 +14,7 @@
 
 #include <zlib.h>
 
+#include "escape.h"
 #include "export.h"
 #include "profile.pb-c.h"
 
@@ -48,7 +49,7 @@ static int str(struct pp *p, const char *s, int64_t *idx)
 			p->strs = n;
 			p->cap_strs = cap;
 		}
-		p->strs[p->nr_strs] = strdup(s);
+		p->strs[p->nr_strs] = esc_text_dup(s);	/* pprof prints them as they are */
 		if (!p->strs[p->nr_strs])
 			return -ENOMEM;
 		p->nr_strs++;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "export.h"
 #include "timeline.h"
 
@@ -393,7 +394,7 @@ static void put_marks(struct draw *d, const struct row *row, double y)
 		case VPERF_REPORT_EV_MARKER:
 			fprintf(d->out, "<path d=\"M%.2f %.1fl4 4l-4 4l-4 -4z\" fill=\"" C_MARKER
 				"\"><title>", x, y + ROW_H / 2 - 4);
-			vperf_export_xml(d->out, e->str != UINT32_MAX ? d->r->strings[e->str] :
+			esc_xml(d->out, e->str != UINT32_MAX ? d->r->strings[e->str] :
 					 "marker", SIZE_MAX);
 			fputs("</title></path>\n", d->out);
 			break;
@@ -423,7 +424,7 @@ static int put_row(struct draw *d, const struct row *row, double y)
 		rect(d, born, died, y, ROW_H, C_IDLE);
 	}
 	fprintf(d->out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", LEFT - 8, y + ROW_H - 4);
-	vperf_export_xml(d->out, label, SIZE_MAX);
+	esc_xml(d->out, label, SIZE_MAX);
 	fputs("</text>\n", d->out);
 	if (!row->cpu && d->states && apart(d, (int32_t)row->n))
 		put_waits(d, (int32_t)row->n, y);
@@ -618,7 +619,7 @@ int vperf_timeline_svg(struct vperf_report *r, unsigned int width, uint64_t from
 		"font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n"
 		"<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">vperf timeline: ",
 		width, height, width, height);
-	vperf_export_xml(out, r->dir, SIZE_MAX);
+	esc_xml(out, r->dir, SIZE_MAX);
 	if (d.t0 != r->first_ts || d.t0 + d.span < r->last_ts)
 		fprintf(out, " (%.3f s to %.3f s of %.3f s, %zu rows)</text>\n",
 			(double)(d.t0 - r->first_ts) / 1e9,

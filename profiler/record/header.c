@@ -2,6 +2,7 @@
 /* `vperf report --header`: a recording's metadata environment and streams, for people. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -9,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "escape.h"
 #include "header.h"
 
 #define MAX_ENV	128
@@ -33,14 +36,22 @@ static int fail(char *why, size_t len, int err, const char *fmt, ...)
 	return err;
 }
 
+/* The start of path, up to max bytes; a FIFO or a device is not waited for, but refused. */
 static char *slurp(const char *path, size_t max, int *err)
 {
-	FILE *f = fopen(path, "r");
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
 	char *buf;
 	size_t n;
 
-	if (!f) {
+	if (fd < 0) {
 		*err = -errno;
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		*err = -EINVAL;
 		return NULL;
 	}
 	buf = malloc(max + 1);
@@ -91,6 +102,36 @@ static int parse_env(char *meta, struct env *e)
 		e->val[e->n++] = v;
 	}
 	return 0;
+}
+
+/*
+ * Make every key and value text (escape.h): they are the recording's, and everything below prints
+ * them.  The copies are e's (env_free()).  0 or -ENOMEM.
+ */
+static int escape_env(struct env *e)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		char *k = esc_text_dup(e->key[i]), *v = esc_text_dup(e->val[i]);
+
+		if (!k || !v) {
+			free(k);
+			free(v);
+			e->n = i;
+			return -ENOMEM;
+		}
+		e->key[i] = k;
+		e->val[i] = v;
+	}
+	return 0;
+}
+
+static void env_free(struct env *e)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		free(e->key[i]);
+		free(e->val[i]);
+	}
+	e->n = 0;
 }
 
 static const char *get(const struct env *e, const char *key)
@@ -207,13 +248,22 @@ int vperf_recording_header(const char *dir, FILE *out, char *why, size_t why_len
 	snprintf(path, sizeof(path), "%s/metadata", dir);
 	meta = slurp(path, 1u << 20, &err);
 	if (!meta)
-		return fail(why, why_len, err, "%s: %s (is %s a vperf recording?)", path, strerror(-err), dir);
+		return fail(why, why_len, err, "%s: %s (is %s a vperf recording?)", path,
+			    err == -EINVAL ? "not a regular file" : strerror(-err), dir);
 	if (parse_env(meta, &e) || !get(&e, "vperf_version")) {
 		free(meta);
 		return fail(why, why_len, -EINVAL, "%s: no vperf environment in the metadata: not a vperf "
 			    "recording", path);
 	}
-	fprintf(out, "# recording: %s\n", dir);
+	err = escape_env(&e);
+	free(meta);
+	if (err) {
+		env_free(&e);
+		return fail(why, why_len, err, "out of memory");
+	}
+	fputs("# recording: ", out);
+	esc_text(out, dir);
+	fputc('\n', out);
 	fprintf(out, "# written by: vperf %s on %s%s%s\n", get(&e, "vperf_version"),
 		val(&e, "hostname", "?"), get(&e, "recorder") ? ", recorded by " : "",
 		val(&e, "recorder", ""));
@@ -250,13 +300,16 @@ int vperf_recording_header(const char *dir, FILE *out, char *why, size_t why_len
 			struct stat sb;
 
 			snprintf(path, sizeof(path), "%s/%s", dir, names[i] ? names[i] : "");
-			if (names[i] && !stat(path, &sb))
-				fprintf(out, " %s (%lld KiB)", names[i], (long long)sb.st_size / 1024);
+			if (names[i] && !stat(path, &sb)) {
+				fputc(' ', out);
+				esc_text(out, names[i]);
+				fprintf(out, " (%lld KiB)", (long long)sb.st_size / 1024);
+			}
 			free(names[i]);
 		}
 		fprintf(out, "\n");
 	}
-	free(meta);
+	env_free(&e);
 	if (fflush(out) || ferror(out))
 		return fail(why, why_len, -EIO, "writing the header: %s", strerror(errno));
 	return 0;

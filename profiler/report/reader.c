@@ -6,11 +6,13 @@
  * (exec, comm, fork) as they were when each sample was taken.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <babeltrace2/babeltrace.h>
 
@@ -41,20 +43,26 @@ static bool guest_layer(uint8_t layer)
 	return layer == LAYER_GUEST_KERNEL || layer == LAYER_GUEST_USER;
 }
 
-/* A process's address space now: the maps it has (indices into r->maps), newest last. */
+/* A process's address space now: which of r->maps holds each address. */
 struct space {
 	uint32_t pid;
 	bool guest;			/* a guest's process: its pids are not the host's */
-	int32_t *maps;
-	size_t nr, cap;
+	struct vperf_report_amap am;
 };
 
+/*
+ * What the reader follows as it goes.  The recording chooses how many names, threads, processes
+ * and mappings there are: each is found through a hash table or a tree, never a search through
+ * all of them.
+ */
 struct sink {
 	struct vperf_report *r;
 	struct space *spaces;
-	size_t nr_spaces;
+	size_t nr_spaces, cap_spaces;
 	size_t cap_samples, cap_frames, cap_maps, cap_ksyms, cap_gksyms, cap_threads, cap_tlevs;
-	size_t cap_counts;
+	size_t cap_counts, cap_strings, cap_events;
+	struct vperf_report_idx strings, threads, space_idx, events;
+	uint64_t rng;			/* seeds each space's tree */
 	bool env_read;
 	int err;			/* -ENOMEM, or -EIO with why */
 	char why[256];
@@ -74,65 +82,120 @@ static int fail(char *why, size_t len, int err, const char *fmt, ...)
 	return err;
 }
 
-static int intern(struct vperf_report *r, const char *s, uint32_t *idx)
-{
-	size_t cap = r->nr_strings;
-	char **n;
+/* A string and the table it is looked up in, for same_*(). */
+struct str_key {
+	char *const *in;
+	const char *s;
+};
 
-	for (size_t i = r->nr_strings; i-- > 0;)	/* few: the threads' names */
-		if (!strcmp(r->strings[i], s)) {
-			*idx = (uint32_t)i;
-			return 0;
-		}
-	n = realloc(r->strings, (cap + 1) * sizeof(*n));
-	if (!n)
+static bool same_str(const void *ctx, size_t i)
+{
+	const struct str_key *k = ctx;
+
+	return !strcmp(k->in[i], k->s);
+}
+
+/*
+ * The index of s in the table *arr of *nr strings (copied in if new), through its hash table t;
+ * the table holds fewer than UINT32_MAX.  0 or -ENOMEM.
+ */
+static int str_index(struct vperf_report_idx *t, char ***arr, size_t *nr, size_t *cap,
+		     const char *s, uint32_t *idx)
+{
+	uint64_t h = vperf_report_idx__hash(t, s, strlen(s));
+	struct str_key key = { *arr, s };
+	int64_t i = vperf_report_idx__find(t, h, same_str, &key);
+
+	if (i >= 0) {
+		*idx = (uint32_t)i;
+		return 0;
+	}
+	if (*nr >= UINT32_MAX - 1 || vperf_report_grow(arr, cap, *nr, sizeof(**arr)))
 		return -ENOMEM;
-	r->strings = n;
-	r->strings[r->nr_strings] = strdup(s);
-	if (!r->strings[r->nr_strings])
+	(*arr)[*nr] = strdup(s);
+	if (!(*arr)[*nr] || vperf_report_idx__add(t, h, *nr)) {
+		free((*arr)[*nr]);
 		return -ENOMEM;
-	*idx = (uint32_t)r->nr_strings++;
+	}
+	*idx = (uint32_t)(*nr)++;
 	return 0;
 }
 
+/* s's index in r->strings (the interned names), added if new. */
+static int intern(struct sink *k, const char *s, uint32_t *idx)
+{
+	return str_index(&k->strings, &k->r->strings, &k->r->nr_strings, &k->cap_strings, s, idx);
+}
+
+/* The hash of a thread's or a process's key: its id on its machine. */
+static uint64_t id_hash(struct vperf_report_idx *t, uint32_t id, bool guest)
+{
+	unsigned char b[5] = { (unsigned char)id, (unsigned char)(id >> 8),
+			       (unsigned char)(id >> 16), (unsigned char)(id >> 24), guest };
+
+	return vperf_report_idx__hash(t, b, sizeof(b));
+}
+
+/* A thread's or a process's key and the sink it is looked up in, for same_*(). */
+struct id_ctx {
+	const struct sink *k;
+	uint32_t id;
+	bool guest;
+};
+
+static bool same_space(const void *ctx, size_t i)
+{
+	const struct id_ctx *c = ctx;
+
+	return c->k->spaces[i].pid == c->id && c->k->spaces[i].guest == c->guest;
+}
+
+static bool same_thread(const void *ctx, size_t i)
+{
+	const struct id_ctx *c = ctx;
+
+	return c->k->r->threads[i].tid == c->id && c->k->r->threads[i].guest == c->guest;
+}
+
+/*
+ * The address space of pid of the guest or the host, made (empty) if create; NULL if not there
+ * (or out of memory).  A pointer into k->spaces: making another may move it.
+ */
 static struct space *space_of(struct sink *k, bool guest, uint32_t pid, bool create)
 {
+	struct id_ctx c = { k, pid, guest };
+	uint64_t h = id_hash(&k->space_idx, pid, guest);
+	int64_t i = vperf_report_idx__find(&k->space_idx, h, same_space, &c);
 	struct space *n;
 
-	for (size_t i = 0; i < k->nr_spaces; i++)
-		if (k->spaces[i].pid == pid && k->spaces[i].guest == guest)
-			return &k->spaces[i];
-	if (!create)
+	if (i >= 0)
+		return &k->spaces[i];
+	if (!create || vperf_report_grow(&k->spaces, &k->cap_spaces, k->nr_spaces, sizeof(*n)) ||
+	    vperf_report_idx__add(&k->space_idx, h, k->nr_spaces))
 		return NULL;
-	n = realloc(k->spaces, (k->nr_spaces + 1) * sizeof(*n));
-	if (!n)
-		return NULL;
-	k->spaces = n;
 	n = &k->spaces[k->nr_spaces++];
 	memset(n, 0, sizeof(*n));
 	n->pid = pid;
 	n->guest = guest;
+	k->rng = k->rng * 6364136223846793005ull + 1442695040888963407ull;
+	n->am.rng = k->rng;
 	return n;
-}
-
-static int space_add(struct space *s, int32_t map)
-{
-	if (vperf_report_grow(&s->maps, &s->cap, s->nr, sizeof(*s->maps)))
-		return -ENOMEM;
-	s->maps[s->nr++] = map;
-	return 0;
 }
 
 /* The thread tid of the guest or the host (threads' index), made if create; -1 if not there. */
 static int32_t thread_of(struct sink *k, bool guest, uint32_t tid, bool create)
 {
 	struct vperf_report *r = k->r;
+	struct id_ctx c = { k, tid, guest };
+	uint64_t h = id_hash(&k->threads, tid, guest);
+	int64_t i = vperf_report_idx__find(&k->threads, h, same_thread, &c);
 	struct vperf_report_thread *n;
 
-	for (size_t i = r->nr_threads; i-- > 0;)
-		if (r->threads[i].tid == tid && r->threads[i].guest == guest)
-			return (int32_t)i;
-	if (!create || vperf_report_grow(&r->threads, &k->cap_threads, r->nr_threads, sizeof(*n)))
+	if (i >= 0)
+		return (int32_t)i;
+	if (!create || r->nr_threads >= INT32_MAX ||
+	    vperf_report_grow(&r->threads, &k->cap_threads, r->nr_threads, sizeof(*n)) ||
+	    vperf_report_idx__add(&k->threads, h, r->nr_threads))
 		return -1;
 	n = &r->threads[r->nr_threads];
 	memset(n, 0, sizeof(*n));
@@ -147,15 +210,7 @@ static int32_t map_of(struct sink *k, bool guest, uint32_t pid, uint64_t ip)
 {
 	struct space *s = space_of(k, guest, pid, false);
 
-	if (!s)
-		return -1;
-	for (size_t i = s->nr; i-- > 0;) {	/* a newer mapping covers an older one */
-		const struct vperf_report_map *m = &k->r->maps[s->maps[i]];
-
-		if (ip - m->start < m->len)
-			return s->maps[i];
-	}
-	return -1;
+	return s ? vperf_report_amap__find(&s->am, ip) : -1;
 }
 
 /* ---- fields ---- */
@@ -270,27 +325,13 @@ static int sample_event(struct sink *k, const bt_field *f, uint32_t *idx)
 	const char *name = r->event_list && *r->event_list ? r->event_list : "sample";
 	bt_field_class_enumeration_mapping_label_array labels;
 	uint64_t n = 0;
-	char **e;
 
 	if (f && bt_field_class_type_is(bt_field_get_class_type(f),
 					BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION) &&
 	    bt_field_enumeration_unsigned_get_mapping_labels(f, &labels, &n) ==
 	    BT_FIELD_ENUMERATION_GET_MAPPING_LABELS_STATUS_OK && n)
 		name = labels[0];
-	for (size_t i = 0; i < r->nr_events; i++)
-		if (!strcmp(r->events[i], name)) {
-			*idx = (uint32_t)i;
-			return 0;
-		}
-	e = realloc(r->events, (r->nr_events + 1) * sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	r->events = e;
-	e[r->nr_events] = strdup(name);
-	if (!e[r->nr_events])
-		return -ENOMEM;
-	*idx = (uint32_t)r->nr_events++;
-	return 0;
+	return str_index(&k->events, &r->events, &r->nr_events, &k->cap_events, name, idx);
 }
 
 static int add_frame(struct sink *k, bool guest, uint32_t pid, uint64_t ip, bool ret)
@@ -368,7 +409,7 @@ static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t l
 		char name[32];
 
 		snprintf(name, sizeof(name), ":%u", s->tid);	/* perf's name for the nameless */
-		err = intern(r, name, &t->comm);
+		err = intern(k, name, &t->comm);
 		if (err)
 			return err;
 	}
@@ -409,7 +450,8 @@ static int take_mmap(struct sink *k, const bt_field *p, uint8_t layer)
 	m->elf = -1;
 	m->file = strdup(text_of(p, "filename"));
 	s = space_of(k, m->guest, pid, true);
-	if (!m->file || !s || space_add(s, (int32_t)r->nr_maps)) {
+	if (!m->file || !s || r->nr_maps >= INT32_MAX ||
+	    vperf_report_amap__add(&s->am, m->start, m->len, (int32_t)r->nr_maps)) {
 		free(m->file);
 		return -ENOMEM;
 	}
@@ -422,7 +464,7 @@ static int set_comm(struct sink *k, bool guest, uint32_t tid, const char *comm)
 {
 	int32_t t = thread_of(k, guest, tid, true);
 
-	return t >= 0 ? intern(k->r, comm, &k->r->threads[t].comm) : -ENOMEM;
+	return t >= 0 ? intern(k, comm, &k->r->threads[t].comm) : -ENOMEM;
 }
 
 /* A timeline event (tlevs), 0 or -ENOMEM. */
@@ -474,7 +516,7 @@ static int take_fork(struct sink *k, const bt_field *p, uint64_t ts, uint8_t lay
 	if (ct < 0 || (pt < 0 && (pt = thread_pid(k, layer, ptid, ppid)) < 0))
 		return -ENOMEM;
 	if (ccomm && *ccomm) {
-		err = intern(k->r, ccomm, &k->r->threads[ct].comm);
+		err = intern(k, ccomm, &k->r->threads[ct].comm);
 		if (err)
 			return err;
 	} else if (k->r->threads[pt].comm != UINT32_MAX) {
@@ -491,21 +533,18 @@ static int take_fork(struct sink *k, const bt_field *p, uint64_t ts, uint8_t lay
 	if (!cs)
 		return -ENOMEM;
 	ps = space_of(k, guest, ppid, false);	/* space_of(create) may have moved it */
-	cs->nr = 0;
-	for (size_t i = 0; i < ps->nr; i++)
-		if (space_add(cs, ps->maps[i]))
-			return -ENOMEM;
-	return 0;
+	return vperf_report_amap__copy(&cs->am, &ps->am);
 }
 
 /* Thread t's name is now name (unless empty or unchanged): 0 or -ENOMEM. */
-static int rename_to(struct vperf_report *r, int32_t t, const char *name)
+static int rename_to(struct sink *k, int32_t t, const char *name)
 {
+	struct vperf_report *r = k->r;
 	uint32_t c = r->threads[t].comm;
 
 	if (!*name || (c != UINT32_MAX && !strcmp(r->strings[c], name)))
 		return 0;
-	return intern(r, name, &r->threads[t].comm);
+	return intern(k, name, &r->threads[t].comm);
 }
 
 /* thread_switch, sched_switch, sched_wakeup: the timeline's scheduling events. */
@@ -551,8 +590,8 @@ static int take_sched(struct sink *k, const char *name, const bt_field *p, uint6
 	o = thread_pid(k, layer, (uint32_t)u64_of(member(p, "next_tid")), 0);
 	if (t < 0 || o < 0)
 		return -ENOMEM;
-	if (rename_to(r, t, text_of(p, "prev_comm")) ||
-	    rename_to(r, o, text_of(p, "next_comm")))
+	if (rename_to(k, t, text_of(p, "prev_comm")) ||
+	    rename_to(k, o, text_of(p, "next_comm")))
 		return -ENOMEM;
 	err = add_tlev(k, VPERF_REPORT_EV_SCHED_SWITCH, ts, layer, cpu, t, &e);
 	if (!err) {
@@ -582,7 +621,7 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 		uint32_t tid = (uint32_t)u64_of(member(p, "tid"));
 
 		if (s)
-			s->nr = 0;
+			vperf_report_amap__exit(&s->am);
 		err = set_comm(k, guest_layer(layer), tid,
 			       text_of(p, comm ? "comm" : "filename"));
 		if (err)
@@ -633,7 +672,7 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 		return err;
 	switch (kind) {
 	case VPERF_REPORT_EV_EXEC:
-		return intern(r, text_of(p, "filename"), &e->str);
+		return intern(k, text_of(p, "filename"), &e->str);
 	case VPERF_REPORT_EV_EXIT:
 		e->arg = u64_of(member(p, "exit_code"));
 		return 0;
@@ -650,7 +689,7 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 	case VPERF_REPORT_EV_MARKER:
 		e->arg = u64_of(member(p, "value"));
 		e->arg2 = u64_of(member(p, "kind"));
-		return intern(r, text_of(p, "name"), &e->str);
+		return intern(k, text_of(p, "name"), &e->str);
 	default:
 		e->arg = u64_of(member(p, "duration_ns"));
 		e->arg2 = u64_of(member(p, "reason"));
@@ -659,7 +698,7 @@ static int take_other(struct sink *k, const char *name, const bt_field *p, uint6
 			r->last_ts = ts + e->arg;
 		if (e->arg2 == 2 && u64_of(member(p, "addr")) <= 0xffff)	/* KVM_EXIT_IO: its port */
 			e->other = (int32_t)u64_of(member(p, "addr"));
-		return intern(r, text_of(p, "reason_name"), &e->str);
+		return intern(k, text_of(p, "reason_name"), &e->str);
 	}
 }
 
@@ -807,6 +846,24 @@ static int bt_fail(char *why, size_t len, const char *what)
 	return fail(why, len, -EIO, "%s", what);
 }
 
+/*
+ * Open a file of the recording's directory to read: without waiting (a FIFO opens at once), and
+ * only a regular file (not a FIFO or a device).  0, -EINVAL (not a regular file) or -errno.
+ */
+static int open_regular(const char *path, FILE **out)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(*out = fdopen(fd, "r"))) {
+		close(fd);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Is dir a vperf recording: a directory with CTF metadata naming vperf_version? */
 static int check_dir(const char *dir, char *why, size_t len)
 {
@@ -816,6 +873,7 @@ static int check_dir(const char *dir, char *why, size_t len)
 	char *buf;
 	size_t n;
 	bool ours;
+	int err;
 
 	if (stat(dir, &st))
 		return fail(why, len, -errno, "%s", errno == ENOENT ? "no such directory" :
@@ -823,11 +881,14 @@ static int check_dir(const char *dir, char *why, size_t len)
 	if (!S_ISDIR(st.st_mode))
 		return fail(why, len, -ENOTDIR, "not a directory (a recording is one)");
 	snprintf(path, sizeof(path), "%s/metadata", dir);
-	f = fopen(path, "r");
-	if (!f)
+	err = open_regular(path, &f);
+	if (err == -EINVAL)
+		return fail(why, len, -EINVAL, "not a vperf recording (its metadata is not a "
+			    "regular file)");
+	if (err)
 		return fail(why, len, -EINVAL, "not a vperf recording (no CTF metadata file in "
-			    "it%s%s)", errno == ENOENT ? "" : ": ",
-			    errno == ENOENT ? "" : strerror(errno));
+			    "it%s%s)", err == -ENOENT ? "" : ": ",
+			    err == -ENOENT ? "" : strerror(-err));
 	buf = malloc(MAX_METADATA + 1);
 	if (!buf) {
 		fclose(f);
@@ -951,8 +1012,7 @@ static int read_guest_files(struct vperf_report *r, const char *dir)
 
 	if (snprintf(path, sizeof(path), "%s/" GUEST_FILES, dir) >= (int)sizeof(path))
 		return 0;
-	f = fopen(path, "r");
-	if (!f)
+	if (open_regular(path, &f))
 		return 0;
 	while ((n = getline(&line, &cap, f)) > 0) {
 		char *tab = strchr(line, '\t'), **g;
@@ -1018,6 +1078,9 @@ int vperf_report__open(const char *dir, struct vperf_report **out, char *why, si
 		goto out_report;
 	}
 	k.r = r;
+	/* any value seeds the spaces' trees; one the recording cannot guess keeps them shallow:
+	 * the hash of anything under a table's random key */
+	k.rng = vperf_report_idx__hash(&k.space_idx, "spaces", 6);
 	err = run_graph(dir, &k, why, why_len);
 	if (err)
 		goto out_report;
@@ -1033,8 +1096,12 @@ out_report:
 	vperf_report__delete(r);
 out_sink:
 	for (size_t i = 0; i < k.nr_spaces; i++)
-		free(k.spaces[i].maps);
+		vperf_report_amap__exit(&k.spaces[i].am);
 	free(k.spaces);
+	vperf_report_idx__exit(&k.strings);
+	vperf_report_idx__exit(&k.threads);
+	vperf_report_idx__exit(&k.space_idx);
+	vperf_report_idx__exit(&k.events);
 	if (err == -ENOMEM)
 		fail(why, why_len, err, "out of memory");
 	return err;
@@ -1058,6 +1125,9 @@ void vperf_report__delete(struct vperf_report *r)
 	for (size_t i = 0; i < r->nr_elfs; i++)
 		vperf_report_elf__exit(&r->elfs[i]);
 	free(r->elfs);
+	if (r->elf_idx)
+		vperf_report_idx__exit(r->elf_idx);
+	free(r->elf_idx);
 	for (size_t i = 0; i < r->nr_ksyms; i++) {
 		free((char *)r->ksyms[i].name);
 		free((char *)r->ksyms[i].module);

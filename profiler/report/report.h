@@ -30,6 +30,8 @@
 extern "C" {
 #endif
 
+struct vperf_report_idx;
+
 #define VPERF_REPORT_UNKNOWN	"[unknown]"
 #define VPERF_REPORT_KERNEL_DSO	"[kernel.kallsyms]"
 #define VPERF_REPORT_GUEST_KERNEL_DSO	"[guest.kernel.kallsyms]"	/* perf kvm's name */
@@ -61,8 +63,25 @@ struct vperf_report_elf {
 	size_t nr_segs;
 };
 
-/* Load path's symbols: 0, or -errno (-ENOENT, -EACCES, -ENOEXEC: not ELF, -ENOMEM). */
+/*
+ * Open a file a recording names, to read (docs/report.md, section 1): path itself, or with root
+ * path under root, every ".." and symbolic link on the way resolved as if root were "/" (a
+ * guest's file system, a recording's directory), never above it.  Opened without waiting (a
+ * FIFO opens, then is refused) and never through a symbolic link as its last component; only a
+ * regular file is kept.  The descriptor, or -errno: -ENOENT, -EACCES, -ELOOP (a symbolic link),
+ * -EISDIR, -EINVAL (a FIFO, a device, a socket), -EXDEV (outside root, where openat2(2) is
+ * missing and the file opened is found above root).
+ */
+int vperf_report__open_file(const char *root, const char *path)
+	__attribute__((warn_unused_result));
+
+/*
+ * Load the symbols of path (under root, when not NULL: vperf_report__open_file()): 0, or -errno
+ * (those, -ENOEXEC: not ELF, -ENOMEM).  e->path is the file's name, root and path joined.
+ */
 int vperf_report_elf__load(struct vperf_report_elf *e, const char *path)
+	__attribute__((warn_unused_result));
+int vperf_report_elf__load_in(struct vperf_report_elf *e, const char *root, const char *path)
 	__attribute__((warn_unused_result));
 void vperf_report_elf__exit(struct vperf_report_elf *e);
 
@@ -192,7 +211,8 @@ struct vperf_report {
 	struct vperf_report_map *maps;
 	size_t nr_maps;
 	struct vperf_report_elf *elfs;
-	size_t nr_elfs;
+	size_t nr_elfs, cap_elfs;
+	struct vperf_report_idx *elf_idx;	/* elfs by path (resolve.c) */
 	struct vperf_report_sym *ksyms;	/* sorted; names and modules owned */
 	size_t nr_ksyms;
 	struct vperf_report_sym *gksyms;	/* the guest kernel's, likewise */
@@ -466,7 +486,10 @@ int vperf_report_grow(void *arr, size_t *cap, size_t n, size_t size)
 struct vperf_report_strtab {
 	char **key;
 	size_t *val;
+	uint64_t *hash;			/* each key's, under hkey */
 	size_t cap, nr;
+	uint64_t hkey[2];		/* the hash's key: random (a recording chooses the keys) */
+	bool seeded;
 };
 
 /*
@@ -476,6 +499,55 @@ struct vperf_report_strtab {
 int vperf_report_strtab__get(struct vperf_report_strtab *t, const char *key, size_t val,
 			     size_t *out, bool *added) __attribute__((warn_unused_result));
 void vperf_report_strtab__exit(struct vperf_report_strtab *t);
+
+/* ---- an address space -------------------------------------------------- */
+
+struct vperf_report_amap_node;
+
+/*
+ * Which mapping of a process holds an address (the reader's, space.c): mappings added in time
+ * order, each covering what older ones had where it lies.  Zeroed: empty; rng (any value, best
+ * a random one) seeds the tree's shape.
+ */
+struct vperf_report_amap {
+	struct vperf_report_amap_node *root;
+	uint64_t rng;
+};
+
+/* Map [start, start + len) to map from now on: 0 or -ENOMEM (then a is as it was). */
+int vperf_report_amap__add(struct vperf_report_amap *a, uint64_t start, uint64_t len,
+			   int32_t map) __attribute__((warn_unused_result));
+/* The mapping holding addr, or -1. */
+int32_t vperf_report_amap__find(const struct vperf_report_amap *a, uint64_t addr);
+/* Make to (emptied first) a copy of from: 0 or -ENOMEM (then to is empty). */
+int vperf_report_amap__copy(struct vperf_report_amap *to, const struct vperf_report_amap *from)
+	__attribute__((warn_unused_result));
+void vperf_report_amap__exit(struct vperf_report_amap *a);
+
+/* ---- a hash table of indices, by keys their owner hashes and compares --- */
+
+/*
+ * Indices into an array the caller keeps (its names, threads, address spaces), found by a key
+ * the caller hashes with vperf_report_idx__hash() and compares with same().  At most
+ * UINT32_MAX - 1 indices.  Zeroed: empty.
+ */
+struct vperf_report_idx {
+	uint32_t *slot;			/* an index + 1; 0: empty */
+	uint64_t *hash;			/* its key's hash */
+	size_t cap, nr;
+	uint64_t hkey[2];		/* the hash's key: random (a recording chooses the keys) */
+	bool seeded;
+};
+
+/* The hash of the len bytes at key, for t. */
+uint64_t vperf_report_idx__hash(struct vperf_report_idx *t, const void *key, size_t len);
+/* The index whose key hashes to hash and same(ctx, index) says is the key; -1 if none. */
+int64_t vperf_report_idx__find(const struct vperf_report_idx *t, uint64_t hash,
+			       bool (*same)(const void *ctx, size_t idx), const void *ctx);
+/* Add idx, whose key hashes to hash and is not there yet: 0 or -ENOMEM. */
+int vperf_report_idx__add(struct vperf_report_idx *t, uint64_t hash, size_t idx)
+	__attribute__((warn_unused_result));
+void vperf_report_idx__exit(struct vperf_report_idx *t);
 
 #ifdef __cplusplus
 }

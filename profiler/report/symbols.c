@@ -4,8 +4,13 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "report.h"
@@ -163,20 +168,113 @@ static int load_symbols(Elf *elf, struct vperf_report_elf *e)
 	return 0;
 }
 
+/* How a file a recording names is opened: to read, never waiting (a FIFO), never a last link. */
+#define OPEN_FLAGS	(O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+
+/*
+ * Without openat2(2) (Linux before 5.6, or a seccomp filter that refuses it): open root/path,
+ * then make sure the file opened is under root, by what the kernel says its path is.
+ */
+static int open_under_fallback(const char *root, const char *path)
+{
+	char joined[PATH_MAX], real_root[PATH_MAX], proc[64], at[PATH_MAX];
+	size_t rl;
+	ssize_t n;
+	int fd;
+
+	if (snprintf(joined, sizeof(joined), "%s/%s", root, path) >= (int)sizeof(joined))
+		return -ENAMETOOLONG;
+	if (!realpath(root, real_root))
+		return -errno;
+	fd = open(joined, OPEN_FLAGS);
+	if (fd < 0)
+		return -errno;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, at, sizeof(at) - 1);
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return (int)n;
+	}
+	at[n] = '\0';
+	rl = strlen(real_root);
+	if ((size_t)n <= rl || strncmp(at, real_root, rl) ||
+	    (at[rl] != '/' && strcmp(real_root, "/"))) {
+		close(fd);
+		return -EXDEV;
+	}
+	return fd;
+}
+
+int vperf_report__open_file(const char *root, const char *path)
+{
+	struct stat st;
+	int fd, dfd;
+
+	if (!root) {
+		fd = open(path, OPEN_FLAGS);
+		if (fd < 0)
+			return -errno;
+	} else {
+		struct open_how how = {
+			.flags = OPEN_FLAGS,
+			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+		};
+
+		while (*path == '/')
+			path++;
+		dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return -errno;
+		fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+		if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+			fd = open_under_fallback(root, path);
+		else if (fd < 0)
+			fd = -errno;
+		close(dfd);
+		if (fd < 0)
+			return fd;
+	}
+	if (fstat(fd, &st)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {	/* a FIFO, a device, a directory, a socket */
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	return fd;
+}
+
 int vperf_report_elf__load(struct vperf_report_elf *e, const char *path)
+{
+	return vperf_report_elf__load_in(e, NULL, path);
+}
+
+int vperf_report_elf__load_in(struct vperf_report_elf *e, const char *root, const char *path)
 {
 	Elf *elf;
 	int fd, err;
 
 	memset(e, 0, sizeof(*e));
-	e->path = strdup(path);
+	if (root) {
+		size_t n = strlen(root) + strlen(path) + 2;
+
+		e->path = malloc(n);
+		if (e->path)
+			snprintf(e->path, n, "%s%s%s", root, path[0] == '/' ? "" : "/", path);
+	} else {
+		e->path = strdup(path);
+	}
 	if (!e->path)
 		return e->err = -ENOMEM;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return e->err = -ENOSYS;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = vperf_report__open_file(root, path);
 	if (fd < 0)
-		return e->err = -errno;
+		return e->err = fd;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "options.h"
 
 /* getopt_long() returns this plus the option's index for long options. */
@@ -206,13 +207,22 @@ void cli_usage__print(const struct cli_usage *u, FILE *out)
 	fprintf(out, "\n");
 }
 
+/*
+ * One line on stderr.  Messages quote what others named (a recording's strings, paths, a
+ * babeltrace2 error about its metadata): the whole line is written as text (escape.h).
+ */
 static void vmsg(const char *cmd, const char *prefix, const char *fmt,
 		 va_list ap)
 {
+	char *msg = NULL;
+
 	fflush(stdout);
 	fprintf(stderr, "vperf%s%s: %s", cmd ? " " : "", cmd ? cmd : "",
 		prefix);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	esc_text(stderr, msg ? msg : fmt);
+	free(msg);
 	fputc('\n', stderr);
 }
 

@@ -74,7 +74,10 @@ void cli_usage__print(const struct cli_usage *u, FILE *out);
 int cli_usage_error(const struct cli_usage *u, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Print "vperf <cmd>: <message>" on stderr.  Returns 1. */
+/*
+ * Print "vperf <cmd>: <message>" on stderr.  Returns 1.  These three write the message as text
+ * (util/escape.h): a control character in it shows as "\xNN", never acts on the terminal.
+ */
 int cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void cli_warn(const char *cmd, const char *fmt, ...)

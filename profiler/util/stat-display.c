@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "json.h"
+#include "escape.h"
 #include "stat-display.h"
 
 /* perf's column widths (tools/perf/util/stat-display.c). */
@@ -185,9 +185,12 @@ static void print_text(const struct stat_config *c,
 		lb_add(&lb, "%6lu.%09lu ",
 		       (unsigned long)(p->interval_ns / 1000000000u),
 		       (unsigned long)(p->interval_ns % 1000000000u));
-	if (p && p->comm)
-		lb_add(&lb, "%*s-%-*d ", COMM_WIDTH, p->comm, TID_WIDTH,
-		       p->tid);
+	if (p && p->comm) {
+		char comm[80];	/* a thread names itself: 16 bytes, each at most "\xNN" */
+
+		lb_add(&lb, "%*s-%-*d ", COMM_WIDTH, esc_text_buf(comm, sizeof(comm), p->comm),
+		       TID_WIDTH, p->tid);
+	}
 	format_value(l, val, sizeof(val));
 	lb_add(&lb, "%*s %-*s %-*s", VALUE_WIDTH, val, UNIT_WIDTH, unit_of(l),
 	       NAME_WIDTH, l->event);
@@ -218,8 +221,10 @@ static void print_csv(const struct stat_config *c,
 		fprintf(c->out, "%lu.%09lu%s",
 			(unsigned long)(p->interval_ns / 1000000000u),
 			(unsigned long)(p->interval_ns % 1000000000u), s);
-	if (p && p->comm)
-		fprintf(c->out, "%s-%d%s", p->comm, p->tid, s);
+	if (p && p->comm) {
+		esc_text(c->out, p->comm);
+		fprintf(c->out, "-%d%s", p->tid, s);
+	}
 	format_value(l, val, sizeof(val));
 	fprintf(c->out, "%s%s%s%s%s%s", val, s, unit_of(l), s, l->event, s);
 	if (c->show_noise)
@@ -253,16 +258,16 @@ static void print_json(const struct stat_config *c,
 
 		snprintf(thread, sizeof(thread), "%s-%d", p->comm, p->tid);
 		fputs("\"thread\": ", o);
-		json_print_string(o, thread);
+		esc_json(o, thread);
 		fputs(", ", o);
 	}
 	format_value(l, val, sizeof(val));
 	fputs("\"counter-value\": ", o);
-	json_print_string(o, val);
+	esc_json(o, val);
 	fputs(", \"unit\": ", o);
-	json_print_string(o, unit_of(l));
+	esc_json(o, unit_of(l));
 	fputs(", \"event\": ", o);
-	json_print_string(o, l->event);
+	esc_json(o, l->event);
 	if (c->show_noise)
 		fprintf(o, ", \"variance\": %.2f", l->noise_pct);
 	fprintf(o, ", \"event-runtime\": %.0f, \"pcnt-running\": %.2f",
@@ -273,9 +278,9 @@ static void print_json(const struct stat_config *c,
 	else
 		unit[0] = '\0';
 	fputs(", \"metric-value\": ", o);
-	json_print_string(o, mbuf);
+	esc_json(o, mbuf);
 	fputs(", \"metric-unit\": ", o);
-	json_print_string(o, unit);
+	esc_json(o, unit);
 	fputs("}\n", o);
 }
 

@@ -197,6 +197,22 @@ def test_sampling_options_wrap_the_command_for_the_guest_sampler():
     check(lines[0].endswith(want), "the guest command is not wrapped as %r: %r" % (want, lines[0]))
 
 
+def test_long_sampling_values_wrap_whole():
+    # -c and -F are checked as numbers, so 600 leading zeros pass and are passed on as given: the
+    # wrapped command must hold them whole (it once overflowed its buffer by their length)
+    for opt, value in (("-c", "0" * 600 + "1"), ("-F", "0" * 700 + "99")):
+        for cmd in (["true"], ["x" * 300, "'" * 100]):
+            r = record("--raw-only", "-o", "rec", "-e", "e" * 255, opt, value, "-g", "--", *cmd)
+            check(r.returncode == 7, "%s of %d characters: exit status %d, expected the "
+                  "runner's 7" % (opt, len(value), r.returncode))
+            args = " ".join(runner_args(r))
+            quoted = " ".join(cmd).replace("'", "'\\''")
+            want = ("-- vperf record --into-host -q -e %s %s %s -g -- sh -c '%s'" %
+                    ("e" * 255, opt, value, quoted))
+            check(args.endswith(want), "%s of %d characters: the guest command is not wrapped "
+                  "whole: %r" % (opt, len(value), args[-200:]))
+
+
 def test_bad_vm_run_option_rejected_like_vm_run():
     bad(["--vcpus", "99", "--", "true"], ["--vcpus"])
 

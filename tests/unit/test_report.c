@@ -8,9 +8,12 @@
  * profile gunzipped and decoded back).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -90,18 +93,28 @@ static uint64_t self_offset(uintptr_t addr)
 	return off;
 }
 
+/* This test's executable: its path, not /proc/self/exe (a link, which the loader refuses). */
+static void self_exe(char *exe, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", exe, len - 1);
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+}
+
 static void elf_symbols_of_this_test_name_its_own_function(void **state)
 {
 	struct vperf_report_elf e;
 	uintptr_t fn = (uintptr_t)report_known_function;
 	const struct vperf_report_sym *s;
 	uint64_t vaddr;
-	char path[64];
+	char path[64], exe[4096];
 	FILE *f;
 
 	(void)state;
 	assert_int_equal(report_known_function(1), 4);
-	assert_int_equal(vperf_report_elf__load(&e, "/proc/self/exe"), 0);
+	self_exe(exe, sizeof(exe));
+	assert_int_equal(vperf_report_elf__load(&e, exe), 0);
 	assert_true(e.nr_syms > 10);
 	assert_true(e.nr_segs >= 2);
 	/* the function's first byte and one inside it */
@@ -127,6 +140,185 @@ static void elf_symbols_of_this_test_name_its_own_function(void **state)
 	assert_string_equal(e.path, path);
 	vperf_report_elf__exit(&e);
 	unlink(path);
+}
+
+/* ---- files a recording names ---- */
+
+static void hung(int sig)
+{
+	static const char msg[] = "FAIL: opening a file a recording names did not return\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+/*
+ * A recording may name any path: a FIFO (opening it to read would wait for a writer forever),
+ * /dev/zero (endless), a directory, a symbolic link.  Each is refused at once, only a regular
+ * file is read.
+ */
+static void elf_loader_refuses_what_is_not_a_regular_file_at_once(void **state)
+{
+	struct vperf_report_elf e;
+	char dir[64], fifo[96], link[96], exe[4096];
+
+	(void)state;
+	self_exe(exe, sizeof(exe));
+	snprintf(dir, sizeof(dir), "/tmp/vperf-report-files-%d", (int)getpid());
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(symlink(exe, link), 0);
+	signal(SIGALRM, hung);
+	alarm(10);
+	assert_int_equal(vperf_report_elf__load(&e, fifo), -EINVAL);
+	vperf_report_elf__exit(&e);
+	assert_int_equal(vperf_report_elf__load(&e, "/dev/zero"), -EINVAL);
+	vperf_report_elf__exit(&e);
+	assert_int_equal(vperf_report_elf__load(&e, dir), -EISDIR);
+	vperf_report_elf__exit(&e);
+	assert_int_equal(vperf_report_elf__load(&e, link), -ELOOP);
+	vperf_report_elf__exit(&e);
+	assert_int_equal(vperf_report_elf__load(&e, "/proc/self/exe"), -ELOOP);
+	vperf_report_elf__exit(&e);
+	assert_int_equal(vperf_report_elf__load(&e, exe), 0);
+	vperf_report_elf__exit(&e);
+	/* under a root: the same, and its name is the two joined */
+	assert_int_equal(vperf_report_elf__load_in(&e, dir, "/fifo"), -EINVAL);
+	assert_string_equal(e.path, fifo);
+	vperf_report_elf__exit(&e);
+	alarm(0);
+	assert_int_equal(vt_rmtree(dir), 0);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	char buf[65536];
+	size_t n;
+
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
+#define PLACE_BASE	0x400000ull	/* where each guest mapping starts */
+
+struct place {
+	int line;
+	const char *guest_path;
+	bool found;
+};
+
+/* Resolve one frame in a guest mapping of each path: found, or not, as each place says. */
+static void check_places(struct vperf_report *r, const struct place *p, size_t n, uint64_t off)
+{
+	r->maps = calloc(n, sizeof(*r->maps));
+	r->frames = calloc(n, sizeof(*r->frames));
+	assert_true(r->maps && r->frames);
+	for (size_t i = 0; i < n; i++) {
+		r->maps[i] = (struct vperf_report_map){ .start = PLACE_BASE, .len = 1ull << 30,
+							.guest = true, .elf = -1,
+							.file = strdup(p[i].guest_path) };
+		r->frames[i] = (struct vperf_report_frame){ .ip = PLACE_BASE + off,
+							    .map = (int32_t)i,
+							    .guest = true };
+	}
+	r->nr_maps = r->nr_frames = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct vperf_report_frame *f = vperf_report__frame(r, i);
+
+		if (f->found != p[i].found)
+			fail_msg("%s:%d: %s was %sfound", __FILE__, p[i].line, p[i].guest_path,
+				 f->found ? "" : "not ");
+		if (f->found)
+			assert_string_equal(f->sym, "report_known_function");
+	}
+	for (size_t i = 0; i < n; i++)
+		free(r->maps[i].file);
+	free(r->maps);
+	free(r->frames);
+	r->maps = NULL;
+	r->frames = NULL;
+	r->nr_maps = r->nr_frames = 0;
+}
+
+/*
+ * A guest's files are read under --guest-root, or under the directory the files list maps them
+ * to: their paths and every link on the way resolve there as if it were "/" (an absolute link is
+ * the guest's own), never out of it.
+ */
+static void guest_files_resolve_inside_their_root_only(void **state)
+{
+	const uint64_t off = self_offset((uintptr_t)report_known_function);
+	const struct place under_root[] = {
+		{ __LINE__, "/usr/lib/copy", true },
+		{ __LINE__, "/lib/copy", true },	/* lib -> /usr/lib: the guest's */
+		{ __LINE__, "/bin/out", false },	/* -> this test, outside: root/<it> */
+		{ __LINE__, "/bin/up", false },		/* ../../.. stops at the root */
+		{ __LINE__, "/lib/../usr/lib/copy", false },	/* a guest's ".." is refused */
+	};
+	const struct place listed[] = {
+		{ __LINE__, "/payload/real", true },
+		{ __LINE__, "/payload/esc/real", true },	/* esc -> /: the directory itself */
+		{ __LINE__, "/payload/outside", false },	/* -> this test's file */
+	};
+	char base[64], d[256], exe[4096], up[4096 + 64];
+	struct vperf_report *r = calloc(1, sizeof(*r));
+
+	(void)state;
+	assert_non_null(r);
+	self_exe(exe, sizeof(exe));
+	snprintf(base, sizeof(base), "/tmp/vperf-report-root-%d", (int)getpid());
+	assert_int_equal(mkdir(base, 0700), 0);
+	snprintf(d, sizeof(d), "%s/root", base);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(d, sizeof(d), "%s/root/usr", base);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(d, sizeof(d), "%s/root/usr/lib", base);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(d, sizeof(d), "%s/root/bin", base);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(d, sizeof(d), "%s/root/usr/lib/copy", base);
+	copy_file(exe, d);
+	snprintf(d, sizeof(d), "%s/root/lib", base);
+	assert_int_equal(symlink("/usr/lib", d), 0);
+	snprintf(d, sizeof(d), "%s/root/bin/out", base);
+	assert_int_equal(symlink(exe, d), 0);
+	snprintf(up, sizeof(up), "../../../../../../../../../..%s", exe);
+	snprintf(d, sizeof(d), "%s/root/bin/up", base);
+	assert_int_equal(symlink(up, d), 0);
+	snprintf(d, sizeof(d), "%s/list", base);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(d, sizeof(d), "%s/list/real", base);
+	copy_file(exe, d);
+	snprintf(d, sizeof(d), "%s/list/esc", base);
+	assert_int_equal(symlink("/", d), 0);
+	snprintf(d, sizeof(d), "%s/list/outside", base);
+	assert_int_equal(symlink(exe, d), 0);
+
+	r->dir = strdup(base);
+	snprintf(d, sizeof(d), "%s/root", base);
+	assert_int_equal(vperf_report__set_guest_root(r, d), 0);
+	check_places(r, under_root, sizeof(under_root) / sizeof(under_root[0]), off);
+
+	free(r->guest_root);
+	r->guest_root = NULL;
+	r->guest_files = calloc(2, sizeof(*r->guest_files));
+	assert_non_null(r->guest_files);
+	r->guest_files[0] = strdup("/payload");
+	snprintf(d, sizeof(d), "%s/list", base);
+	r->guest_files[1] = strdup(d);
+	r->nr_guest_files = 1;
+	check_places(r, listed, sizeof(listed) / sizeof(listed[0]), off);
+	vperf_report__delete(r);
+	assert_int_equal(vt_rmtree(base), 0);
 }
 
 /* ---- a recording written with the CTF writer, read back ---- */
@@ -278,6 +470,174 @@ static void reader_follows_mmap_fork_exec_comm_and_kernel_symbols(void **state)
 	assert_int_equal(r->nr_unmapped, 1);
 	vperf_report__delete(r);
 	assert_int_equal(vt_rmtree(dir), 0);
+}
+
+/* An address space: a newer mapping covers what older ones had where it lies, nothing else. */
+static void address_space_newest_mapping_wins_where_it_lies(void **state)
+{
+	struct vperf_report_amap a = { .rng = 42 }, b = { .rng = 7 };
+	static const struct { int line; uint64_t addr; int32_t map; } want[] = {
+		{ __LINE__, 0x0fff, 3 }, { __LINE__, 0x1000, 3 }, { __LINE__, 0x11ff, 3 },
+		{ __LINE__, 0x1200, 0 }, { __LINE__, 0x17ff, 0 },	/* 0, before 1 */
+		{ __LINE__, 0x1800, 1 }, { __LINE__, 0x1fff, 1 },	/* 1, inside 0 */
+		{ __LINE__, 0x2000, 0 }, { __LINE__, 0x27ff, 0 },	/* 0, after 1 */
+		{ __LINE__, 0x2800, 2 }, { __LINE__, 0x3fff, 2 },	/* 2 over 0's end */
+		{ __LINE__, 0x4000, -1 }, { __LINE__, 0x5000, 5 }, { __LINE__, 0x5fff, 5 },
+		{ __LINE__, 0x6000, -1 }, { __LINE__, UINT64_MAX - 1, 6 },
+	};
+
+	(void)state;
+	assert_int_equal(vperf_report_amap__find(&a, 0x1000), -1);
+	assert_int_equal(vperf_report_amap__add(&a, 0x1000, 0x2000, 0), 0);
+	assert_int_equal(vperf_report_amap__add(&a, 0x1800, 0x800, 1), 0);
+	assert_int_equal(vperf_report_amap__add(&a, 0x2800, 0x1800, 2), 0);
+	assert_int_equal(vperf_report_amap__add(&a, 0x0, 0x1200, 3), 0);
+	assert_int_equal(vperf_report_amap__add(&a, 0x5000, 0x1000, 4), 0);
+	assert_int_equal(vperf_report_amap__add(&a, 0x5000, 0x1000, 5), 0);	/* the same again */
+	assert_int_equal(vperf_report_amap__add(&a, 0x7000, 0, 9), 0);		/* nothing */
+	/* past the end of the address space: up to it */
+	assert_int_equal(vperf_report_amap__add(&a, UINT64_MAX - 0x10, 0x100, 6), 0);
+	assert_int_equal(vperf_report_amap__copy(&b, &a), 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (vperf_report_amap__find(&a, want[i].addr) != want[i].map ||
+		    vperf_report_amap__find(&b, want[i].addr) != want[i].map)
+			fail_msg("%s:%d: 0x%llx is in %d, the copy's %d; expected %d", __FILE__,
+				 want[i].line, (unsigned long long)want[i].addr,
+				 vperf_report_amap__find(&a, want[i].addr),
+				 vperf_report_amap__find(&b, want[i].addr), want[i].map);
+	}
+	vperf_report_amap__exit(&a);
+	assert_int_equal(vperf_report_amap__find(&b, 0x1800), 1);	/* the copy is its own */
+	vperf_report_amap__exit(&b);
+}
+
+/* ---- a recording of many names, threads, processes and mappings ---- */
+
+#define MANY_BASE	0x10000000ull	/* process 1's mappings, one page each, from here */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * A recording of n of each: threads named by comm events (n distinct names), markers (n more
+ * names), processes with one mapping each and a sample of their thread in it, and mappings of one
+ * process (process 1) with a sample in each, taken after all of them were made (a newer one
+ * covering part of an older one).
+ */
+static void write_many(const char *dir, uint32_t n)
+{
+	struct vperf_ctf_class_desc cls[NR_C];
+	struct vperf_ctf_env env[] = { { "events", "cpu-clock", false } };
+	struct vperf_ctf_config cfg = { .size = sizeof(cfg), .hostname = "t", .env = env,
+					.nr_env = 1, .classes = cls, .nr_classes = NR_C };
+	struct vperf_ctf *ctf;
+	struct vperf_ctf_stream *k;
+	uint64_t ts = 1;
+	char why[256], name[64], file[64];
+
+	memcpy(cls, vperf_ctf_default_classes, sizeof(vperf_ctf_default_classes));
+	cls[C_MMAP] = (struct vperf_ctf_class_desc){ "mmap", mmap_f, 7 };
+	cls[C_COMM] = (struct vperf_ctf_class_desc){ "comm", comm_f, 3 };
+	cls[C_KSYM] = (struct vperf_ctf_class_desc){ "kernel_symbol", ksym_f, 4 };
+	assert_int_equal(vperf_ctf__new(dir, &cfg, &ctf, why, sizeof(why)), 0);
+	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_USER, 0, &k), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		struct vperf_ctf_value cm[3] = { VPERF_CTF_U32(1000 + i), VPERF_CTF_U32(1000 + i),
+						 VPERF_CTF_STR(name) };
+		struct vperf_ctf_value mk[3] = { VPERF_CTF_STR(name), VPERF_CTF_S64(i),
+						 VPERF_CTF_U8(2) };
+		struct vperf_ctf_value mm[7] = { VPERF_CTF_U32(1000 + i), VPERF_CTF_U32(1000 + i),
+						 VPERF_CTF_U64(BASE), VPERF_CTF_U64(0x1000),
+						 VPERF_CTF_U64(0), VPERF_CTF_U32(5),
+						 VPERF_CTF_STR(file) };
+		struct vperf_ctf_value one[7] = { VPERF_CTF_U32(1), VPERF_CTF_U32(1),
+						  VPERF_CTF_U64(MANY_BASE + (uint64_t)i * 0x1000),
+						  VPERF_CTF_U64(i % 2 ? 0x800 : 0x1000),
+						  VPERF_CTF_U64(0), VPERF_CTF_U32(5),
+						  VPERF_CTF_STR(file) };
+
+		snprintf(name, sizeof(name), "thread-%u", i);
+		assert_int_equal(vperf_ctf__emit(k, C_COMM, ts++, cm, 3), 0);
+		snprintf(name, sizeof(name), "marker-%u", i);
+		assert_int_equal(vperf_ctf__emit(k, VPERF_CTF_EV_MARKER, ts++, mk, 3), 0);
+		snprintf(file, sizeof(file), "/nonexistent/lib%u.so", i);
+		assert_int_equal(vperf_ctf__emit(k, C_MMAP, ts++, mm, 7), 0);
+		sample(k, ts++, 1000 + i, 1000 + i, BASE + 0x10, NULL, 0);
+		assert_int_equal(vperf_ctf__emit(k, C_MMAP, ts++, one, 7), 0);
+		if (i % 4096 == 4095)	/* as a recorder does: the writer's queue stays short */
+			assert_int_equal(vperf_ctf__flush(ctf), 0);
+	}
+	for (uint32_t i = 0; i < n; i++)	/* each mapping of process 1, its last byte */
+		sample(k, ts++, 1, 1, MANY_BASE + (uint64_t)i * 0x1000 + 0xfff, NULL, 0);
+	assert_int_equal(vperf_ctf__flush(ctf), 0);
+	vperf_ctf__delete(ctf);
+}
+
+/* Write and read back write_many(n), every frame resolved: seconds reading (*write: writing). */
+static double load_many(uint32_t n, double *write)
+{
+	char dir[64], why[256];
+	struct vperf_report *r;
+	double t0 = now_s(), t1;
+
+	snprintf(dir, sizeof(dir), "/tmp/vperf-report-many-%d", (int)getpid());
+	write_many(dir, n);
+	t1 = now_s();
+	*write = t1 - t0;
+	if (vperf_report__open(dir, &r, why, sizeof(why)))
+		fail_msg("vperf_report__open: %s", why);
+	for (size_t i = 0; i < r->nr_frames; i++)
+		vperf_report__frame(r, i);
+	t0 = now_s() - t1;
+	/* the answers: every name, thread and mapping apart, each sample in its own mapping */
+	assert_int_equal(r->nr_samples, 2 * (size_t)n);
+	assert_int_equal(r->nr_threads, (size_t)n + 1);
+	assert_int_equal(r->nr_strings, 2 * (size_t)n + 1);	/* and ":1" */
+	assert_int_equal(r->nr_maps, 2 * (size_t)n);
+	assert_int_equal(r->nr_elfs, (size_t)n);		/* one per file, tried once */
+	for (uint32_t i = 0; i < n; i += 997) {
+		const struct vperf_report_sample *s = &r->samples[i];
+
+		assert_int_equal(s->tid, 1000 + i);
+		assert_string_equal(r->strings[s->comm], (snprintf(why, sizeof(why),
+							    "thread-%u", i), why));
+		assert_int_equal(r->frames[s->frame].map, 2 * (int32_t)i);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct vperf_report_frame *f = &r->frames[r->samples[n + i].frame];
+
+		/* odd mappings are half a page: their last byte is in no mapping */
+		assert_int_equal(f->map, i % 2 ? -1 : 2 * (int32_t)i + 1);
+	}
+	vperf_report__delete(r);
+	assert_int_equal(vt_rmtree(dir), 0);
+	return t0;
+}
+
+/*
+ * A recording with many names, threads, processes and mappings loads in time that grows with
+ * them, not with their square: a benchmark that prints how long n and n / 10 of each take
+ * (linear: about 10 times as long; quadratic: about 100).  It checks the answers, not the times.
+ */
+static void reader_scales_to_many_names_threads_and_mappings(void **state)
+{
+	const uint32_t n = 100000;
+	double w_small, w_big, small, big;
+
+	(void)state;
+	small = load_many(n / 10, &w_small);
+	big = load_many(n, &w_big);
+	printf("reader: %u each of thread names, markers, processes and process 1's mappings "
+	       "(%u events): read and resolved in %.3f s (written in %.3f s)\n", n, 6 * n, big,
+	       w_big);
+	printf("reader: %u each: %.3f s (written in %.3f s); %ux the recording took %.1fx as "
+	       "long to read (linear: ~%u, quadratic: ~%u)\n", n / 10, small, w_small, 10,
+	       small > 0 ? big / small : 0.0, 10, 100);
 }
 
 static void sort_keys_parse_and_refuse_unknown_ones(void **state)
@@ -534,7 +894,11 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(syms_sorted_sized_to_the_next_and_found_by_address),
 		cmocka_unit_test(elf_symbols_of_this_test_name_its_own_function),
+		cmocka_unit_test(elf_loader_refuses_what_is_not_a_regular_file_at_once),
+		cmocka_unit_test(guest_files_resolve_inside_their_root_only),
 		cmocka_unit_test(reader_follows_mmap_fork_exec_comm_and_kernel_symbols),
+		cmocka_unit_test(address_space_newest_mapping_wins_where_it_lies),
+		cmocka_unit_test(reader_scales_to_many_names_threads_and_mappings),
 		cmocka_unit_test(sort_keys_parse_and_refuse_unknown_ones),
 		cmocka_unit_test(hist_by_symbol_sorts_by_period_and_counts_the_unresolved),
 		cmocka_unit_test(folded_known_stacks_root_first_with_counts),
