@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "console.h"
@@ -37,25 +38,48 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-static void flush_locked(struct console *c)
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void write_out(struct console *c, const char *p, size_t len)
 {
 	int err;
 
-	if (!c->out_len)
-		return;
 	if (!c->out_broken) {
-		err = write_all(c->out_fd, c->out, c->out_len);
+		err = write_all(c->out_fd, p, len);
 		if (err) {
 			c->out_errno = -err;
-			c->out_broken =
-				true; /* keep the guest running; main reports it at the end */
+			c->out_broken = true;	/* keep the guest running; main reports it at the end */
 		}
 	}
 	if (c->log_fd >= 0) {
-		err = write_all(c->log_fd, c->out, c->out_len);
+		err = write_all(c->log_fd, p, len);
 		if (err && !c->log_errno)
 			c->log_errno = -err;
 	}
+}
+
+static void flush_locked(struct console *c)
+{
+	char note[128];
+
+	if (!c->out_len)
+		return;
+	if (!c->raw) {
+		/* past the rate, the chunk is left out (counted); a note says so when output resumes */
+		if (!confilter__admit(&c->filter, c->out_len, now_ns(), note, sizeof(note))) {
+			c->out_len = 0;
+			return;
+		}
+		if (note[0])
+			write_out(c, note, strlen(note));
+	}
+	write_out(c, c->out, c->out_len);
 	c->out_len = 0;
 }
 
@@ -71,7 +95,14 @@ void console__tx(void *ctx, uint8_t byte)
 	struct console *c = ctx;
 
 	pthread_mutex_lock(&c->lock);
-	c->out[c->out_len++] = (char)byte;
+	if (c->raw) {
+		c->out[c->out_len++] = (char)byte;
+	} else {
+		if (c->out_len + CONFILTER_MAX_OUT > sizeof(c->out))
+			flush_locked(c);
+		c->out_len += confilter__byte(&c->filter, byte, c->out + c->out_len);
+	}
+	/* the line for panic detection keeps the guest's own bytes */
 	if (byte == '\n') {
 		c->line[c->line_len] = '\0';
 		if (c->on_line)
@@ -80,7 +111,7 @@ void console__tx(void *ctx, uint8_t byte)
 	} else if (byte != '\r' && c->line_len < sizeof(c->line) - 1) {
 		c->line[c->line_len++] = (char)byte;
 	}
-	if (byte == '\n' || c->out_len == sizeof(c->out))
+	if (byte == '\n' || c->out_len + CONFILTER_MAX_OUT > sizeof(c->out))
 		flush_locked(c);
 	pthread_mutex_unlock(&c->lock);
 }
@@ -127,7 +158,7 @@ static void pick_input(struct console *c)
 	}
 }
 
-int console__init(struct console *c, const char *log_path, bool input,
+int console__init(struct console *c, const char *log_path, bool input, bool raw,
 		  void (*on_line)(void *ctx, const char *line), void *ctx)
 {
 	int err;
@@ -139,11 +170,14 @@ int console__init(struct console *c, const char *log_path, bool input,
 	c->wake_fd = -1;
 	c->on_line = on_line;
 	c->ctx = ctx;
+	c->raw = raw;
+	confilter__init(&c->filter, now_ns());
 	err = pthread_mutex_init(&c->lock, NULL);
 	if (err)
 		return -err;
 	if (log_path) {
-		c->log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		/* the guest's words: private, and never written through a link */
+		c->log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (c->log_fd < 0) {
 			err = -errno;
 			pr_err("cannot open console log %s: %s", log_path, strerror(-err));
@@ -241,7 +275,22 @@ void console__stop(struct console *c)
 		pthread_join(c->in_thread, NULL);
 		c->in_started = false;
 	}
-	console__flush(c);
+	pthread_mutex_lock(&c->lock);
+	if (!c->raw) {
+		char tail[CONFILTER_MAX_OUT];
+		size_t n = confilter__end(&c->filter, tail);
+
+		if (n && c->out_len + n <= sizeof(c->out)) {
+			memcpy(c->out + c->out_len, tail, n);
+			c->out_len += n;
+		}
+	}
+	flush_locked(c);
+	if (!c->raw && c->filter.dropped_total)
+		pr_warn("%llu bytes of the guest's console output were left out (more than %u KiB/s; "
+			"--raw-console shows all)", (unsigned long long)c->filter.dropped_total,
+			CONFILTER_RATE >> 10);
+	pthread_mutex_unlock(&c->lock);
 	if (c->termios_saved) {
 		tcsetattr(STDIN_FILENO, TCSANOW, &c->saved_termios);
 		c->termios_saved = false;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <termios.h>
 
+#include "confilter.h"
 #include "util.h"
 
 struct serial8250;
@@ -34,6 +35,8 @@ struct console {
 	int out_errno;			/* first write error on stdout, 0 if none */
 	int log_errno;			/* first write error on the log, 0 if none */
 	bool out_broken;		/* stop writing stdout after an error */
+	bool raw;			/* --raw-console: the guest's bytes as they are, unlimited */
+	struct confilter filter;	/* else what the terminal may see, and how fast */
 
 	/* input */
 	int in_fd;			/* stdin when it is read, else -1 (not owned) */
@@ -46,8 +49,11 @@ struct console {
 	struct serial8250 *uart;	/* input goes there; not owned */
 };
 
-/* log_path may be NULL; input: read stdin when it is a terminal, pipe or socket. */
-int console__init(struct console *c, const char *log_path, bool input,
+/*
+ * log_path may be NULL; input: read stdin when it is a terminal, pipe or socket; raw: no filter
+ * and no rate limit on the output (confilter.h).
+ */
+int console__init(struct console *c, const char *log_path, bool input, bool raw,
 		  void (*on_line)(void *ctx, const char *line), void *ctx) __must_check;
 /* Starts the input thread (a no-op when stdin is not read). */
 int console__start(struct console *c, struct serial8250 *uart) __must_check;

@@ -73,7 +73,9 @@ static void usage(FILE *f)
 		"  -n, --vcpus N           vCPUs, 1..%d (default 1)\n"
 		"  -m, --mem MIB           guest RAM in MiB, %d..%d (default %d); above 3072\n"
 		"                          the rest is mapped at 4 GiB\n"
-		"      --console-log FILE  also write the console output to FILE\n"
+		"      --console-log FILE  also write the console output to FILE (made 0600)\n"
+		"      --raw-console       the guest's console bytes as they are; by default control\n"
+		"                          characters show as \\xNN and more than 256 KiB/s is left out\n"
 		"      --no-input          do not read stdin (by default a terminal or pipe on\n"
 		"                          stdin is the console input)\n"
 		"  -t, --timeout SEC       stop the guest after SEC s (exit status 124); 0: never\n"
@@ -166,7 +168,7 @@ static int append_cmdline(char *dst, const char *word)
 }
 
 enum {
-	OPT_CONSOLE_LOG = 0x100, OPT_STATS_JSON, OPT_NO_INPUT, OPT_RECORD, OPT_NO_HOST_EVENTS,
+	OPT_CONSOLE_LOG = 0x100, OPT_STATS_JSON, OPT_NO_INPUT, OPT_RAW_CONSOLE, OPT_RECORD, OPT_NO_HOST_EVENTS,
 	OPT_ALLOW, OPT_RECORD_MAX,
 };
 
@@ -182,6 +184,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "mem", required_argument, NULL, 'm' },
 		{ "console-log", required_argument, NULL, OPT_CONSOLE_LOG },
 		{ "no-input", no_argument, NULL, OPT_NO_INPUT },
+		{ "raw-console", no_argument, NULL, OPT_RAW_CONSOLE },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
@@ -236,6 +239,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_INPUT:
 			o->cfg.console_input = false;
+			break;
+		case OPT_RAW_CONSOLE:
+			o->cfg.raw_console = true;
 			break;
 		case 't':
 			if (parse_uint("--timeout", optarg, 0, 1000000, &v))

@@ -2,11 +2,13 @@
 /* The VMM's exit accounting (see stats.h). */
 #include <errno.h>
 #include <ctype.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pvport.h"
 #include "stats.h"
@@ -190,12 +192,18 @@ void stats__print(const struct vm *vm, FILE *f)
 
 int stats__write_json(const struct vm *vm, int status, const char *path)
 {
-	FILE *f = fopen(path, "w");
+	/* 0600 and never through a symbolic link, as every file vperf-vmm writes */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
 	unsigned int c, r;
 	int err = 0;
 
-	if (!f)
-		return -errno;
+	if (!f) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
 	fprintf(f, "{\n  \"format\": \"vperf-vmm-stats\",\n  \"version\": 1,\n");
 	fprintf(f, "  \"stop\": \"%s\",\n  \"status\": %d,\n  \"vcpus\": [",
 		vm__stop_reason_name(vm->stop_reason), status);

@@ -54,6 +54,7 @@ struct vm_config {
 	unsigned int nr_vcpus;
 	uint64_t mem_size;		/* bytes */
 	bool console_input;		/* read stdin when it is a terminal or pipe */
+	bool raw_console;		/* --raw-console: no filter, no rate limit (confilter.h) */
 	/* --allow: the vperf device's patterns (owned: vmm_pv_allow_free()); NULL: its default */
 	char **allow;
 	unsigned int nr_allow;

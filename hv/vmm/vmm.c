@@ -106,8 +106,8 @@ int vmm__setup(struct vm *vm, const struct vm_config *cfg)
 	err = cpuid__init(vm);
 	if (err)
 		goto err_vm;
-	err = console__init(&vm->console, cfg->console_log, cfg->console_input, vm__console_line,
-			    vm);
+	err = console__init(&vm->console, cfg->console_log, cfg->console_input, cfg->raw_console,
+			    vm__console_line, vm);
 	if (err)
 		goto err_vm;
 	err = vmm__setup_devices(vm);

@@ -11,6 +11,7 @@
 #                                 VPERF_E* errors and the VM keeps running
 #      timeout, sigterm           --timeout gives 124, SIGTERM a clean stop with 143
 #      input                      a FIFO on stdin reaches the guest's shell through the UART
+#      console                    a hostile console line (OSC 52, CSI, C1) reaches the host escaped
 # 2. The status chain end to end: vmm-boot.sh -- 'exit 7' must make run-nested.sh exit 7 (skip: --no-chain).
 # Exit status 0 when everything passed, 1 otherwise (or run-nested's 124/125/126).
 set -euo pipefail

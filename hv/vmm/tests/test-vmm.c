@@ -29,6 +29,7 @@
 
 #include "acpi.h"
 #include "boot.h"
+#include "confilter.h"
 #include "cpuid.h"
 #include "ioport.h"
 #include "log.h"
@@ -1067,6 +1068,88 @@ static void vmm_platform_ports(void **state)
 
 /* ---- exit accounting ---- */
 
+/* What the terminal sees of a guest's console bytes: a table of known answers. */
+static void filter_str(struct confilter *f, const char *in, size_t len, char *out, size_t size)
+{
+	char one[CONFILTER_MAX_OUT];
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		size_t n = confilter__byte(f, (uint8_t)in[i], one);
+
+		assert_true(o + n < size);
+		memcpy(out + o, one, n);
+		o += n;
+	}
+	o += confilter__end(f, out + o);
+	out[o] = '\0';
+}
+
+static void vmm_console_filter_escapes_controls_and_keeps_text(void **state)
+{
+	static const struct {
+		const char *in;
+		size_t len;
+		const char *want;
+	} cases[] = {
+#define C(in, want) { in, sizeof(in) - 1, want }
+		C("plain text\r\n\tand a tab\b", "plain text\r\n\tand a tab\b"),
+		/* OSC 52: write the clipboard */
+		C("\033]52;c;ZXZpbA==\007", "\\x1b]52;c;ZXZpbA==\\x07"),
+		/* CSI: clear the screen, retitle */
+		C("\033[2J\033]0;owned\033\\", "\\x1b[2J\\x1b]0;owned\\x1b\\"),
+		C("\x7f\x01\x1f", "\\x7f\\x01\\x1f"),
+		/* UTF-8 text passes: e-acute, the euro sign, an emoji */
+		C("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+		/* C1 CSI as a code point (U+009B) and as a lone byte */
+		C("\xc2\x9b" "2J", "\\xc2\\x9b2J"),
+		C("\x9b" "2J", "\\x9b2J"),
+		/* bidirectional override, line separator */
+		C("a\xe2\x80\xae" "b\xe2\x80\xa8", "a\\xe2\\x80\\xaeb\\xe2\\x80\\xa8"),
+		/* overlong, surrogate, past U+10FFFF, broken off, cut at the end */
+		C("\xe0\x80\xaf", "\\xe0\\x80\\xaf"),
+		C("\xed\xa0\x80", "\\xed\\xa0\\x80"),
+		C("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"),
+		C("\xe2\x82" "x", "\\xe2\\x82x"),
+		C("ok\xf0\x9f\x98", "ok\\xf0\\x9f\\x98"),
+		C("\xc0\xaf\xff", "\\xc0\\xaf\\xff"),
+#undef C
+	};
+	char out[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct confilter f;
+
+		confilter__init(&f, 0);
+		filter_str(&f, cases[i].in, cases[i].len, out, sizeof(out));
+		if (strcmp(out, cases[i].want))
+			fail_msg("case %zu: got \"%s\", want \"%s\"", i, out, cases[i].want);
+	}
+}
+
+/* A flood: the burst goes out, the rest is left out and counted, and a note comes with what follows. */
+static void vmm_console_filter_rate_leaves_a_flood_out_and_says_so(void **state)
+{
+	struct confilter f;
+	char note[128];
+	uint64_t t = 1000000000ull, sent = 0;
+
+	(void)state;
+	confilter__init(&f, t);
+	for (int i = 0; i < 4096; i++)	/* 4 MiB of 1 KiB lines at one instant */
+		if (confilter__admit(&f, 1024, t, note, sizeof(note)))
+			sent += 1024;
+	assert_int_equal(sent, CONFILTER_BURST);
+	assert_int_equal(f.dropped_total, 4096ull * 1024 - CONFILTER_BURST);
+	/* a second later a second's worth fits again, and the first line out says what was left out */
+	t += 1000000000ull;
+	assert_int_equal(confilter__admit(&f, 100, t, note, sizeof(note)), 1);
+	assert_non_null(strstr(note, "3145728 bytes of guest console output left out"));
+	assert_int_equal(confilter__admit(&f, 100, t, note, sizeof(note)), 1);
+	assert_string_equal(note, "");
+}
+
 static void vmm_stats(void **state)
 {
 	struct fake *f = fake_new();
@@ -1374,6 +1457,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(vmm_dispatch_exits),
 		cmocka_unit_test(vmm_platform_ports),
 		cmocka_unit_test(vmm_stats),
+		cmocka_unit_test(vmm_console_filter_escapes_controls_and_keeps_text),
+		cmocka_unit_test(vmm_console_filter_rate_leaves_a_flood_out_and_says_so),
 		cmocka_unit_test(vmm_record_one_clock_sample_per_drain),
 		cmocka_unit_test(vmm_record_max_bounds_a_flushing_guest),
 		cmocka_unit_test(vmm_record_file_is_created_new_and_private),

@@ -165,5 +165,14 @@ if want input; then
 	verdict "$name"
 fi
 
+# The guest's console bytes reach the host escaped: no control sequence of the guest's drives the terminal.
+if want console; then
+	vmm console 1 console.sh
+	expect_status 6
+	expect_grep out 'console-check: \\x1b\]52;c;ZXZpbA==\\x07 \\x1b\[2J \\xc2\\x9b2J done'
+	! grep -q "$(printf '\033')" "$W/console.out" || problems="$problems; a raw ESC reached the console"
+	verdict console
+fi
+
 echo "vmm-test: $passed passed, $failed failed"
 [ "$failed" = 0 ]
