@@ -21,7 +21,9 @@
  * holds the file, so the file's release (which frees its buffers, after a
  * last drain) comes after every mapping is gone.  Drains of one buffer
  * never overlap: each takes its busy flag (trylock; a switch-out that finds
- * it taken leaves the copy to the next occasion).
+ * it taken leaves the copy to the next occasion).  The flag is only ever
+ * held with preemption off, because the exit probe (preemption off) spins
+ * on it: a holder preempted on the spinner's CPU would never run again.
  */
 #include <linux/atomic.h>
 #include <linux/fs.h>
@@ -301,24 +303,31 @@ void vperf_mark_task_exit(struct task_struct *task)
 	rcu_read_unlock();
 }
 
-/* Process context, m->busy not held: the last drain, in chunks with preemption points between. */
+/*
+ * Process context, m->busy not held: the last drain, in chunks with
+ * preemption points between.  Preemption goes off before the flag is taken
+ * and comes back after it is dropped: the exiting thread's probe spins on
+ * the flag with preemption off, on any CPU, so a holder must never be
+ * preempted.  Every holder runs with preemption off, for a bounded copy,
+ * so this spin ends too.
+ */
 static void mark_drain_final(struct vperf_mark *m)
 {
-	bool more = true;
+	bool more = true, done;
 
 	while (more) {
+		preempt_disable();
 		while (!mark_trylock(m))
 			cpu_relax();
-		if (m->done) {
-			mark_unlock(m);
-			return;
+		done = m->done;
+		if (!done) {
+			more = mark_copy(m, VPERF_MARK_CHUNK, true);
+			m->done = !more;
 		}
-		preempt_disable();
-		more = mark_copy(m, VPERF_MARK_CHUNK, true);
-		if (!more)
-			m->done = true;
-		preempt_enable();
 		mark_unlock(m);
+		preempt_enable();
+		if (done)
+			return;
 		cond_resched();
 	}
 }

@@ -84,6 +84,8 @@
 #   trace-sample    one SAMPLE record per sampling NMI
 #   trace-procs     fork, exec and exit records of 20 processes
 #   trace-irq       timer, IPI and device interrupt records, with the vectors the kernel uses
+#   trace-exitdrain stress: 20 rounds of 4 processes exiting while their marker buffers' file is released:
+#                   all 24000 markers copied
 #   trace-hotplug   CPU 1 offline: 1 ring; online again: 2
 #   trace-off       writing 0: no ring left; bytes written = consumed by the host = TRACE_FLUSH results; 0 lost
 #   trace-params    trace_ring_kb refuses 3 and 4096, takes 2048
@@ -140,7 +142,7 @@ case "$l" in *"elsewhere 0 snapshot_failures 0") case_ slices 0 ;; *) case_ slic
 tp=/sys/module/vperf_guest/parameters
 c1=/sys/devices/system/cpu/cpu1/online
 echo 1 >$tp/trace; st=$?; echo "KMOD-TRACE-START $(head -1 $tp/trace_stats)"; case_ trace-start $st
-for m in on "marks 10000" wrap lost sleep hostile sample procs irq; do vperf-kmod-trace $m; case_ trace-${m% *} $?; done
+for m in on "marks 10000" wrap lost sleep hostile sample procs irq exitdrain; do vperf-kmod-trace $m; case_ trace-${m% *} $?; done
 vperf-kmod-trace cost	# a figure, no verdict
 r1=x; r2=x
 echo 0 >$c1 && r1=$(sed -n "s/^on 1 rings \([0-9]*\).*/\1/p" $tp/trace_stats) && echo 1 >$c1 &&
@@ -235,7 +237,7 @@ first() { { grep -a "$1" "$LOG.clean" || true; } | head -1 | sed "s/.*$2 *//"; }
 for c in insmod devnode ioctl params thread-api thread-single thread-migrate thread-split thread-sleep \
 	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-events thread-guest thread-mux thread-stress thread-conserve thread-sample slices \
 	trace-start trace-on trace-marks trace-wrap trace-lost trace-sleep trace-hostile trace-sample trace-procs \
-	trace-irq trace-hotplug trace-off trace-params thread-unload irq \
+	trace-irq trace-exitdrain trace-hotplug trace-off trace-params thread-unload irq \
 	hotplug cycles trace-load dmesg; do
 	s="$(case_status "$c")"
 	case "$c" in

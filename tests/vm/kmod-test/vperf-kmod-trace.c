@@ -44,6 +44,8 @@
  *   loaded   (module loaded with trace=1 trace_ring_kb=64) on, rings of 64 KiB
  *   cost     prints TSC cycles per marker and per getppid(), interleaved
  *            (a figure: no verdict)
+ *   exitdrain stress: processes exit while their marker file is released:
+ *            every marker copied
  *   stats    print trace_stats
  * Prints "kmod-trace: MODE ok|FAIL what" per check, then "kmod-trace: MODE
  * PASSED|FAILED".  Exit 0 when all checks hold.
@@ -957,6 +959,104 @@ static void test_loaded(void)
 	check(s.on == 1 && s.rings == cpus && s.ring_kb == 64, "loaded", what);
 }
 
+/*
+ * exitdrain: a stress case for the last drains of marker buffers, by the
+ * exiting thread's probe and by the file's release at once (the release
+ * holds a buffer's busy flag with preemption off, because the exit probe
+ * spins on it with preemption off: a preempted holder on the spinner's CPU
+ * would never run again).  20 rounds: 4 processes (2 on each vCPU) map
+ * their buffers on one file they inherited, write 300 markers each, and
+ * exit together while the parent closes the file.  Every marker is copied
+ * (trace_stats: marker records written grow by exactly 24000, none dropped,
+ * refused or orphaned), and the guest lives.
+ */
+#define ED_ROUNDS	20
+#define ED_PROCS	4
+#define ED_MARKS	300
+#define ED_PAGES	16
+
+static void exitdrain_child(int f, int i, int ready, int go)
+{
+	struct hostile_buf hb;
+	union rec rec;
+	void *m;
+	char c = 0;
+
+	pin(i & 1);
+	m = mmap(NULL, (1 + ED_PAGES) * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, f, VPERF_MARK_PGOFF * 4096);
+	if (m == MAP_FAILED)
+		_exit(3);
+	close(f);	/* the mapping holds the file */
+	hb.h = m;
+	hb.data = (unsigned char *)m + 4096;
+	hb.head = 0;
+	for (unsigned int k = 0; k < ED_MARKS; k++) {
+		uint32_t size = good_rec(&rec, k);
+
+		/* room (300 of them fill about a third of it): a switch-out copies 16 KiB */
+		while (hb.head + size - __atomic_load_n(&hb.h->tail, __ATOMIC_ACQUIRE) > ED_PAGES * 4096)
+			usleep(100);
+		vperf_ring_copy_in(hb.data, ED_PAGES * 4096, hb.head, &rec, size);
+		hb.head += size;
+		hb_publish(&hb);
+	}
+	if (write(ready, &c, 1) != 1)
+		_exit(4);
+	if (read(go, &c, 1) < 0)	/* EOF: all go at once */
+		_exit(5);
+	_exit(0);
+}
+
+static void test_exitdrain(void)
+{
+	struct stats s0, s1;
+	int bad = 0;
+	char what[500];
+
+	s0 = stats_or_fail("exitdrain");
+	for (int r = 0; r < ED_ROUNDS; r++) {
+		int ready[2], go[2], f, status;
+		pid_t kids[ED_PROCS];
+		char c;
+
+		f = open("/dev/" VPERF_DEV_NAME, O_RDWR);
+		if (f < 0 || pipe(ready) || pipe(go)) {
+			bad++;
+			break;
+		}
+		for (int i = 0; i < ED_PROCS; i++) {
+			kids[i] = fork();
+			if (kids[i] == 0) {
+				close(ready[0]);
+				close(go[1]);
+				exitdrain_child(f, i, ready[1], go[0]);
+			}
+		}
+		close(ready[1]);
+		close(go[0]);
+		for (int i = 0; i < ED_PROCS; i++)
+			if (read(ready[0], &c, 1) != 1)
+				bad++;
+		close(go[1]);	/* they exit... */
+		close(f);	/* ...while the file goes: the last of these releases it */
+		for (int i = 0; i < ED_PROCS; i++)
+			if (waitpid(kids[i], &status, 0) != kids[i] || !WIFEXITED(status) || WEXITSTATUS(status))
+				bad++;
+		close(ready[0]);
+	}
+	usleep(100000);
+	s1 = stats_or_fail("exitdrain");
+	snprintf(what, sizeof(what), "%d rounds of %d processes with %d markers each exiting as their file is "
+		 "released (%d failed): marker records written %llu (want %d), dropped %llu, refused %llu, "
+		 "orphaned %llu", ED_ROUNDS, ED_PROCS, ED_MARKS, bad,
+		 s1.produced[VPERF_TRACE_MARK] - s0.produced[VPERF_TRACE_MARK], ED_ROUNDS * ED_PROCS * ED_MARKS,
+		 s1.lost[VPERF_TRACE_MARK] - s0.lost[VPERF_TRACE_MARK], s1.invalid - s0.invalid,
+		 s1.orphaned - s0.orphaned);
+	check(!bad && s1.produced[VPERF_TRACE_MARK] - s0.produced[VPERF_TRACE_MARK] ==
+	      (unsigned long long)ED_ROUNDS * ED_PROCS * ED_MARKS && s1.lost[VPERF_TRACE_MARK] == s0.lost[VPERF_TRACE_MARK] &&
+	      s1.invalid == s0.invalid && s1.orphaned == s0.orphaned, "exitdrain", what);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "stats";
@@ -986,12 +1086,14 @@ int main(int argc, char **argv)
 		test_loaded();
 	else if (!strcmp(mode, "cost"))
 		test_cost();
+	else if (!strcmp(mode, "exitdrain"))
+		test_exitdrain();
 	else if (!strcmp(mode, "stats")) {
 		print_stats();
 		return 0;
 	} else {
 		fprintf(stderr, "usage: vperf-kmod-trace on|marks [N]|wrap|lost|sleep|hostile|sample|procs|irq|off|"
-			"loaded|cost|stats\n");
+			"loaded|cost|exitdrain|stats\n");
 		return 2;
 	}
 	printf("kmod-trace: %s %s\n", mode, fails ? "FAILED" : "PASSED");
