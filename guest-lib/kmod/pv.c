@@ -918,7 +918,12 @@ static void vperf_rotate_fn(struct work_struct *work)
 	mutex_unlock(&vperf_slots_lock);
 }
 
-/* Any context: more users of events already claimed (an inherited context). */
+/*
+ * Any context: more users of events already claimed (an inherited context).
+ * The caller must hold a reference on each for the duration (the parent's
+ * live context, under vperf_threads_lock): an event at 0 users may be
+ * trimmed and its entry reused by another event at any time.
+ */
 void vperf_events_hold(const u8 *ev, u32 n)
 {
 	u32 i;

@@ -404,12 +404,6 @@ static void vperf_thread_free_rcu(struct rcu_head *rcu)
 	kfree(t);
 }
 
-/*
- * A context for task, not yet on any list; gfp GFP_KERNEL in process
- * context, GFP_NOWAIT in a probe.  Takes a reference on the task; the
- * caller holds a user reference on each of the nr slots, which the context
- * owns from here (vperf_thread_finish and vperf_thread_discard put them).
- */
 /* What a context counts: its events' slots, or (guest) their kinds and no slot. */
 struct vperf_ctx_events {
 	u32 nr;
@@ -418,6 +412,12 @@ struct vperf_ctx_events {
 	u8 kind[VPERF_THREAD_MAX_COUNTERS];
 };
 
+/*
+ * A context for task, not yet on any list; gfp GFP_KERNEL in process
+ * context, GFP_NOWAIT in a probe.  Takes a reference on the task.  The
+ * references on its events are the caller's business: once it is linked,
+ * the context owns one on each (vperf_thread_finish puts them).
+ */
 static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 flags,
 					       const struct vperf_ctx_events *ce, gfp_t gfp)
 {
@@ -450,10 +450,9 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 	return t;
 }
 
-/* A context that never went live (lost a race, over the limit): its slot references go too. */
+/* A context that never went live (lost a race, over the limit); its event references are the caller's. */
 static void vperf_thread_discard(struct vperf_thread *t)
 {
-	vperf_events_put(t->ev, t->guest ? 0 : t->nr);
 	vperf_ring_free(t);
 	put_task_struct(t->task);
 	put_page(t->page);
@@ -533,7 +532,23 @@ static void vperf_probe_process_exit(void *data, struct task_struct *task)
 	spin_unlock(&vperf_threads_lock);
 }
 
-/* sched_process_fork: in the parent, before the child runs.  Never sleeps. */
+/*
+ * sched_process_fork: in the parent, before the child runs.  Never sleeps.
+ *
+ * The child's context is allocated outside vperf_threads_lock and linked
+ * under it, and only there, with the parent's context found live (and the
+ * same one) under the lock, does it take its references on the events:
+ * the parent's context holds one on each, and it cannot end while the lock
+ * is held, so no event it counts can fall to 0 users, be trimmed and have
+ * its table entry given to another event before the child's references
+ * are taken.  (Taken under RCU alone, they could: the file's release on
+ * another CPU ends the parent's context and puts the last references, the
+ * trim frees the entry, a THREAD_START claims it for a new event and sets
+ * its count, and the child's increment then lands on, or is wiped from,
+ * someone else's event.)  The whole probe is one RCU read-side section, so
+ * the parent's context found first is not freed meanwhile and comparing
+ * pointers tells whether it is still the one live.
+ */
 static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 				     struct task_struct *child)
 {
@@ -546,48 +561,40 @@ static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 	rcu_read_lock();
 	pt = vperf_thread_find(parent);
 	flags = pt ? READ_ONCE(pt->flags) & ~VPERF_THREAD_SAMPLE : 0;	/* children count, not sample */
-	if (flags & VPERF_THREAD_INHERIT) {
-		/* the parent's events (set at its start, never changed) and a reference on each slot */
-		ce.nr = pt->nr;
-		ce.guest = pt->guest;
-		memcpy(ce.ev, pt->ev, ce.nr);
-		memcpy(ce.kind, pt->kind, ce.nr);
-		if (!ce.guest)
-			vperf_events_hold(ce.ev, ce.nr);
-	}
-	rcu_read_unlock();
 	if (!(flags & VPERF_THREAD_INHERIT))
-		return;
-
+		goto unlock_rcu;
+	/* the parent's events: set at its start, never changed */
+	ce.nr = pt->nr;
+	ce.guest = pt->guest;
+	memcpy(ce.ev, pt->ev, ce.nr);
+	memcpy(ce.kind, pt->kind, ce.nr);
 	ct = vperf_thread_alloc(child, flags, &ce, GFP_NOWAIT | __GFP_NOWARN);
-	if (!ct && !ce.guest)
-		vperf_events_put(ce.ev, ce.nr);
+
 	spin_lock(&vperf_threads_lock);
-	pt = vperf_thread_find(parent);	/* again: it may have ended meanwhile */
-	if (!pt) {
-		spin_unlock(&vperf_threads_lock);
-		if (ct)
-			vperf_thread_discard(ct);
-		return;
-	}
+	if (vperf_thread_find(parent) != pt)
+		goto discard;	/* it ended meanwhile (and the parent may have another now) */
 	/*
 	 * The child's pid is visible before this probe runs: a THREAD_START by tid may have given it
 	 * a context already. One context per task (the probes find the first only): that one stays.
 	 */
-	if (ct && vperf_thread_find(child)) {
-		spin_unlock(&vperf_threads_lock);
-		vperf_thread_discard(ct);
-		return;
-	}
+	if (ct && vperf_thread_find(child))
+		goto discard;
 	if (!ct || pt->vf->nr >= READ_ONCE(max_threads)) {
 		pt->vf->lost++;
-		spin_unlock(&vperf_threads_lock);
-		if (ct)
-			vperf_thread_discard(ct);
-		return;
+		goto discard;
 	}
+	if (!ce.guest)
+		vperf_events_hold(ce.ev, ce.nr);	/* pt holds each: none is at 0 */
 	vperf_thread_link(pt->vf, ct);	/* the base comes at its first switch-in */
 	spin_unlock(&vperf_threads_lock);
+	goto unlock_rcu;
+
+discard:
+	spin_unlock(&vperf_threads_lock);
+	if (ct)
+		vperf_thread_discard(ct);
+unlock_rcu:
+	rcu_read_unlock();
 }
 
 /* ---- sampling: the NMI's side ---- */
@@ -899,15 +906,13 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	/* the sampled counter is the vcpu-clock (slot 0): the only one armed for NMIs */
 	if ((ks.flags & VPERF_THREAD_SAMPLE) &&
 	    (ks.sample_counter >= ce.nr || ce.ev[ks.sample_counter] != VPERF_THREAD_CTR_VCPU_CLOCK)) {
-		vperf_events_put(ce.ev, ce.guest ? 0 : ce.nr);
 		ret = -EINVAL;
-		goto put_task;
+		goto put_events;
 	}
 	t = vperf_thread_alloc(task, ks.flags, &ce, GFP_KERNEL);
 	if (!t) {
-		vperf_events_put(ce.ev, ce.guest ? 0 : ce.nr);
 		ret = -ENOMEM;
-		goto put_task;
+		goto put_events;
 	}
 	if (ks.flags & VPERF_THREAD_SAMPLE) {
 		ret = vperf_ring_alloc(t, &ks);
@@ -970,6 +975,8 @@ unlock:
 		vperf_sampling_put();
 discard:
 	vperf_thread_discard(t);
+put_events:
+	vperf_events_put(ce.ev, ce.guest ? 0 : ce.nr);
 put_task:
 	put_task_struct(task);
 	return ret;

@@ -54,6 +54,8 @@
  *            threads, from /proc/.../schedstat) is within 0.5% of what the
  *            vCPUs' totals advanced, in 2 of 3 rounds; the rows alone are
  *            printed too
+ *   forkrace stress: inheriting forks against the file's release and other
+ *            claims; no context left, exits:io exact afterwards
  *   hold S   start a context, map it, sleep S seconds, exit without STOP
  *   churn MS FILE  START with inheritance, 4 threads migrating between the
  *            vCPUs burn MS ms each; FILE is created once they run, and the
@@ -2547,6 +2549,164 @@ static void run_burners(struct burner *b, int n)
 	}
 }
 
+/*
+ * forkrace: a stress case for the fork probe's event references, which it
+ * must take while the parent's context is live (under the lock that ends
+ * contexts): otherwise a reference taken on an event whose last user just
+ * left can land on a table entry already freed and given to another event.
+ * 30 rounds: a process starts an inherited context counting 3 events of
+ * its own and forks children that exit at once, while the file's last
+ * other holder (a child on the other vCPU) exits after a few ms and so
+ * releases the file, ending the context mid-fork; a second process claims
+ * and drops other events all along, taking freed entries at once.  Then
+ * no context is left, and a fresh context counts exactly the 1000 port
+ * writes it makes as exits:io (a lost reference would have freed a live
+ * event); the kernel log's warnings (a reference count below 0) are the
+ * dmesg case's.
+ */
+#define FR_ROUNDS	30
+#define FR_FORKS	40
+
+/* START with an event list on file f; -errno, with *bad the event the module named. */
+static int start_events_fd(int f, const struct vperf_thread_event *ev, uint32_t n, int *bad)
+{
+	struct vperf_thread_start st;
+
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	st.nr_events = n;
+	st.events = (uint64_t)(uintptr_t)ev;
+	st.bad_event = -1;
+	if (ioctl(f, VPERF_IOC_THREAD_START, &st)) {
+		*bad = st.bad_event;
+		return -errno;
+	}
+	*bad = -1;
+	return 0;
+}
+
+/* One round in the racing process (CPU 0): 0, or what failed. */
+static int forkrace_round(int r)
+{
+	struct vperf_thread_event ev[3];
+	struct vperf_thread_start st;
+	pid_t holder;
+	int f;
+
+	f = open("/dev/" VPERF_DEV_NAME, O_RDONLY);
+	if (f < 0)
+		return 1;
+	ev_set(&ev[0], VPERF_SRC_EXITS, 2, "");
+	ev_set(&ev[1], VPERF_SRC_EXITS, 20 + r % 10, "");
+	ev_set(&ev[2], VPERF_SRC_EXITS, 40 + r % 10, "");
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	st.flags = VPERF_THREAD_INHERIT;
+	st.nr_events = 3;
+	st.events = (uint64_t)(uintptr_t)ev;
+	if (ioctl(f, VPERF_IOC_THREAD_START, &st))
+		return 2;
+	holder = fork();	/* it gets a context too, and holds the file until it exits */
+	if (holder == 0) {
+		pin(1);
+		usleep(1000 + (r % 7) * 1000);
+		_exit(0);
+	}
+	close(f);
+	for (int i = 0; i < FR_FORKS; i++) {
+		pid_t c = fork();
+
+		if (c == 0)
+			_exit(0);
+		if (c > 0)
+			waitpid(c, NULL, 0);
+	}
+	waitpid(holder, NULL, 0);
+	return 0;
+}
+
+static void test_forkrace(void)
+{
+	const struct vperf_thread_page *pg = NULL;
+	struct vperf_thread_page v0 = { 0 }, v1 = { 0 };
+	struct vperf_thread_event ev;
+	int go[2], res[2], status, bad, ret;
+	long churned = -1;
+	pid_t racer, churner;
+	char what[300];
+
+	if (pipe(go) || pipe(res))
+		return;
+	churner = fork();
+	if (churner == 0) {
+		int f = open("/dev/" VPERF_DEV_NAME, O_RDONLY);
+		long n = 0;
+		char c;
+
+		pin(1);
+		fcntl(go[0], F_SETFL, O_NONBLOCK);
+		while (read(go[0], &c, 1) < 0) {
+			ev_set(&ev, VPERF_SRC_EXITS, 60 + n % 20, "");
+			if (!start_events_fd(f, &ev, 1, &bad))
+				ioctl(f, VPERF_IOC_THREAD_STOP);
+			n++;
+			usleep(200);
+		}
+		if (write(res[1], &n, sizeof(n)) != (ssize_t)sizeof(n))
+			_exit(3);
+		_exit(0);
+	}
+	racer = fork();
+	if (racer == 0) {
+		pin(0);
+		for (int r = 0; r < FR_ROUNDS; r++)
+			if ((ret = forkrace_round(r)))
+				_exit(ret);
+		_exit(0);
+	}
+	waitpid(racer, &status, 0);
+	snprintf(what, sizeof(what), "the racing process ran its %d rounds (%s %d)", FR_ROUNDS,
+		 WIFEXITED(status) ? "status" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "forkrace", what);
+	if (write(go[1], "q", 1) != 1 || read(res[0], &churned, sizeof(churned)) != (ssize_t)sizeof(churned))
+		check(0, "forkrace", "the churning process did not report");
+	waitpid(churner, &status, 0);
+	for (int i = 0; i < 100 && threads_param() != 0; i++)
+		usleep(10000);
+	snprintf(what, sizeof(what), "%d rounds of %d forks against the file's release, beside %ld claims of "
+		 "other events: contexts left %d", FR_ROUNDS, FR_FORKS, churned, threads_param());
+	check(threads_param() == 0, "forkrace", what);
+
+	/* the table is sound: exits:io counts exactly this thread's port writes (the console quiet first) */
+	quiesce();
+	usleep(200000);
+	pin(0);
+	ev_set(&ev, VPERF_SRC_EXITS, 2, "");
+	ret = ioperm(0x80, 1, 1) ? -errno : start_events(&ev, 1, &bad, &pg);
+	if (!ret) {
+		ioctl(fd, VPERF_IOC_THREAD_READ);
+		page_read(pg, &v0);
+		for (int i = 0; i < EXITS_N; i++)
+			__asm__ __volatile__("outb %%al, $0x80" : : "a"(0));
+		ioctl(fd, VPERF_IOC_THREAD_READ);
+		page_read(pg, &v1);
+		ioctl(fd, VPERF_IOC_THREAD_STOP);
+		report_hc(pg, 1);
+	}
+	snprintf(what, sizeof(what), "then a context's exits:io over %d port writes: %s%llu", EXITS_N,
+		 ret ? strerror(-ret) : "", ret ? 0ull : (unsigned long long)(v1.counters[0].value - v0.counters[0].value));
+	check(!ret && v1.counters[0].value - v0.counters[0].value == EXITS_N, "forkrace", what);
+	unpin();
+	/*
+	 * SNAPSHOTs: each round's contexts (the parent's, the holder's, up to 40
+	 * children's: a START or switch-in, an exit, a few slices between: 8),
+	 * its 3 claims and a trim (a reprogram each: one per vCPU); the
+	 * churner's claim, START, STOP and trim per iteration.
+	 */
+	printf("kmod-thread: hc switches 0 budget %ld\n",
+	       (long)FR_ROUNDS * ((FR_FORKS + 2) * 8 + 4 * 2) + (churned > 0 ? churned : 0) * 6 + 10);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "single";
@@ -2644,6 +2804,8 @@ int main(int argc, char **argv)
 		test_sample();
 	} else if (!strcmp(mode, "steal")) {
 		test_steal();
+	} else if (!strcmp(mode, "forkrace")) {
+		test_forkrace();
 	} else if (!strcmp(mode, "churn")) {
 		if (argc < 4) {
 			fprintf(stderr, "usage: vperf-kmod-thread churn MS READY-FILE\n");
@@ -2662,7 +2824,7 @@ int main(int argc, char **argv)
 		report_hc(pg, 0);
 		return 0;	/* exits with the context, the mapping and the file */
 	} else {
-		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|mux|stress|conserve|sample|steal|hold [S]|churn MS FILE\n");
+		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|mux|stress|conserve|sample|steal|forkrace|hold [S]|churn MS FILE\n");
 		return 2;
 	}
 	printf("kmod-thread: %s %s\n", mode, fails ? "FAILED" : "PASSED");
