@@ -90,6 +90,13 @@ struct vperf_thread {
 	struct page *page;		/* the thread page; one reference */
 	struct vperf_thread_page *tp;	/* its kernel address */
 	u32 flags;			/* VPERF_THREAD_* */
+	/*
+	 * Its starter may see what every thread does (vperf_may_see_all()):
+	 * the page publishes the raw vCPU values of each slice's base, and the
+	 * doorbell maps.  Raw values show what ran on the vCPU between the
+	 * thread's slices: other threads, other users.
+	 */
+	bool raw;
 	u32 row_flags;			/* VPERF_ROW_* once finished */
 	char comm[TASK_COMM_LEN];	/* the name when it finished */
 	int base_cpu;			/* CPU of base[], -1: none */
@@ -252,13 +259,13 @@ static void vperf_thread_set_base(struct vperf_thread *t, const struct vperf_sna
 		/*
 		 * Published for the doorbell read, under seq (the thread is
 		 * not in user mode now), in the doorbell's terms: the host's
-		 * raw value, at slot s.
+		 * raw value, at slot s; only to a context that may see all.
 		 */
-		tp->base[i] = t->base[i].value - snap->adj[s];
+		tp->base[i] = t->raw ? t->base[i].value - snap->adj[s] : 0;
 		tp->slot[i] = s;
 	}
 	t->base_cpu = smp_processor_id();
-	tp->base_valid = valid;
+	tp->base_valid = t->raw && valid;
 	smp_wmb();
 	WRITE_ONCE(tp->seq, tp->seq + 1);
 }
@@ -585,6 +592,7 @@ static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 	}
 	if (!ce.guest)
 		vperf_events_hold(ce.ev, ce.nr);	/* pt holds each: none is at 0 */
+	ct->raw = pt->raw;	/* as its starter's (perf's inherited events keep theirs) */
 	vperf_thread_link(pt->vf, ct);	/* the base comes at its first switch-in */
 	spin_unlock(&vperf_threads_lock);
 	goto unlock_rcu;
@@ -914,6 +922,8 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 		ret = -ENOMEM;
 		goto put_events;
 	}
+	/* decided now, by who starts it, as perf's checks are at perf_event_open() */
+	t->raw = vperf_may_see_all();
 	if (ks.flags & VPERF_THREAD_SAMPLE) {
 		ret = vperf_ring_alloc(t, &ks);
 		if (ret)
@@ -1119,21 +1129,26 @@ out:
 }
 
 /*
- * The doorbell page, for a thread with a context on this file: uncached,
- * read-only, not inherited by fork.  Other threads of the process share the
+ * The doorbell page, for a thread with a context on this file that may see
+ * what every thread does: uncached, read-only, not inherited by fork.  A
+ * load returns the vCPU's raw counter, so two loads around a switch show
+ * what others ran in between: the doorbell is for contexts that publish
+ * the raw base anyway (t->raw).  Other threads of the process share the
  * mapping; a load there only tells them their own vCPU's counters.
  */
 static int vperf_doorbell_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	bool ok;
+	struct vperf_thread *t;
+	int ret;
 
 	if (!vperf_dev.doorbell_gpa)
 		return -ENODEV;
 	spin_lock(&vperf_threads_lock);
-	ok = vperf_file_thread(file->private_data) != NULL;
+	t = vperf_file_thread(file->private_data);
+	ret = !t ? -ENOENT : !t->raw ? -EACCES : 0;
 	spin_unlock(&vperf_threads_lock);
-	if (!ok)
-		return -ENOENT;
+	if (ret)
+		return ret;
 	vma->vm_flags &= ~VM_MAYWRITE;
 	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY;
 	return io_remap_pfn_range(vma, vma->vm_start, PHYS_PFN(vperf_dev.doorbell_gpa), PAGE_SIZE,

@@ -69,7 +69,12 @@ _Static_assert(__builtin_offsetof(struct vperf_info, irq_count) == 40,
  * 4096, PROT_READ, MAP_SHARED, fd, VPERF_DOORBELL_PGOFF * 4096) by a thread
  * with a context maps the device's doorbell page; an 8-byte load at 8 * i
  * is one VM exit that returns its vCPU's counter i now: with the page's base
- * (see struct vperf_thread_page) a fresh count with no system call.
+ * (see struct vperf_thread_page) a fresh count with no system call.  Raw
+ * vCPU values show what other threads ran between this one's slices, so the
+ * base and the doorbell are only for a context whose starter may see what
+ * every thread does (the `paranoid` parameter 0 or less, or CAP_PERFMON or
+ * CAP_SYS_ADMIN at THREAD_START; inherited contexts keep it): for others
+ * base_valid stays 0 and the doorbell's mmap is EACCES.
  *
  * VPERF_IOC_THREAD_LIST copies the file's rows: counts as of each thread's
  * last switch-out, final once the thread exited (VPERF_ROW_EXITED).
@@ -117,7 +122,8 @@ struct vperf_thread_page {
 	 * thread's running slice started when its vCPU's counter i was
 	 * base[i], so counters[i].value + (doorbell load i - base[i]) is the
 	 * count now, if seq did not change around the load (a switch, and so a
-	 * migration, bumps it).  0: use VPERF_IOC_THREAD_READ.
+	 * migration, bumps it).  0: use VPERF_IOC_THREAD_READ (always, and
+	 * base[] 0, for a context that may not see raw vCPU values).
 	 */
 	__u64 base[VPERF_THREAD_MAX_COUNTERS];
 	__u32 base_valid;

@@ -54,6 +54,9 @@
  *            threads, from /proc/.../schedstat) is within 0.5% of what the
  *            vCPUs' totals advanced, in 2 of 3 rounds; the rows alone are
  *            printed too
+ *   private  an unprivileged thread's page publishes no raw vCPU base and
+ *            its doorbell mmap is EACCES (they showed other users' counts
+ *            between its slices); root keeps both
  *   forkrace stress: inheriting forks against the file's release and other
  *            claims; no context left, exits:io exact afterwards
  *   hold S   start a context, map it, sleep S seconds, exit without STOP
@@ -2549,6 +2552,136 @@ static void run_burners(struct burner *b, int n)
 	}
 }
 
+/* ---- the hardening cases: other users, kernel mode, memory, locking ---- */
+
+/* A forked child becomes user and group 65534 (nobody), without capabilities; exits 2 if it cannot. */
+static void become_nobody(void)
+{
+	if (setgid(65534) || setuid(65534))
+		_exit(2);
+}
+
+static int has_feature(uint32_t bit)
+{
+	struct vperf_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	return ioctl(fd, VPERF_IOC_INFO, &info) == 0 && (info.features & bit);
+}
+
+/*
+ * private: what a thread's page and doorbell show of other users.  A
+ * process of uid 65534 (paranoid 1: it may not see what every thread does)
+ * and root's thread share CPU 0; root makes 1000 port writes while the
+ * unprivileged thread is switched out between two of its slices.  Its page
+ * publishes no base (base_valid 0, base[] all 0: the raw vCPU values there,
+ * and a doorbell load, showed the vCPU's exits between its slices, root's
+ * writes among them) and mapping the doorbell is EACCES; root's own context
+ * (it may see all) keeps the base and the doorbell.
+ */
+struct private_result {
+	int start, db_err;
+	uint32_t valid0, valid1;
+	int base_any;
+	long long between;	/* the vCPU's exits outside its slices, as base[] showed them */
+};
+
+static void private_child(int ready, int go, int res)
+{
+	static struct private_result r;
+	const struct vperf_thread_page *pg = MAP_FAILED;
+	struct vperf_thread_page v0, v1;
+	void *db;
+	char c = 0;
+	int f;
+
+	become_nobody();
+	pin(0);
+	f = open("/dev/" VPERF_DEV_NAME, O_RDONLY);
+	r.start = f < 0 ? -errno : start_tid(f, 0, 0);
+	if (!r.start)
+		pg = mmap(NULL, 4096, PROT_READ, MAP_SHARED, f, 0);
+	if (pg == MAP_FAILED) {
+		r.start = r.start ? r.start : -errno;
+		if (write(res, &r, sizeof(r)) < 0)
+			_exit(3);
+		_exit(0);
+	}
+	db = mmap(NULL, 4096, PROT_READ, MAP_SHARED, f, VPERF_DOORBELL_PGOFF * 4096);
+	r.db_err = db == MAP_FAILED ? -errno : 0;
+	ioctl(f, VPERF_IOC_THREAD_READ);	/* the slice's base: now */
+	page_read(pg, &v0);
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)	/* switched out while root writes */
+		_exit(3);
+	page_read(pg, &v1);	/* the base of the slice that began at the wakeup */
+	r.valid0 = v0.base_valid;
+	r.valid1 = v1.base_valid;
+	for (int i = 0; i < VPERF_THREAD_MAX_COUNTERS; i++)
+		r.base_any |= v0.base[i] || v1.base[i];
+	r.between = (long long)(v1.base[VPERF_THREAD_CTR_EXITS] - v0.base[VPERF_THREAD_CTR_EXITS]) -
+		    (long long)(v1.counters[VPERF_THREAD_CTR_EXITS].value -
+				v0.counters[VPERF_THREAD_CTR_EXITS].value);
+	if (write(res, &r, sizeof(r)) != (ssize_t)sizeof(r))
+		_exit(3);
+	report_hc(pg, 0);
+	_exit(0);
+}
+
+static void test_private(void)
+{
+	int ready[2], go[2], res[2], status, db_ok;
+	struct private_result r = { .start = 1 };
+	const struct vperf_thread_page *pg;
+	struct vperf_thread_page v;
+	char c = 0, what[500];
+	pid_t child;
+	void *db;
+
+	if (pipe(ready) || pipe(go) || pipe(res))
+		return;
+	pin(0);
+	if (ioperm(0x80, 1, 1)) {
+		check(0, "private", "ioperm");
+		return;
+	}
+	child = fork();
+	if (child == 0)
+		private_child(ready[1], go[0], res[1]);
+	if (read(ready[0], &c, 1) == 1) {
+		/* the child is switched out (blocked, or preempted by this thread on its CPU) */
+		for (int i = 0; i < EXITS_N; i++)
+			__asm__ __volatile__("outb %%al, $0x80" : : "a"(0));
+	}
+	if (write(go[1], &c, 1) != 1 || read(res[0], &r, sizeof(r)) != (ssize_t)sizeof(r))
+		check(0, "private", "the unprivileged process did not report");
+	waitpid(child, &status, 0);
+	snprintf(what, sizeof(what), "as uid 65534 (paranoid 1): START %d; base_valid %u then %u, base[] %s, "
+		 "doorbell mmap %s; what base[] showed of the vCPU's exits between its two slices, root's %d "
+		 "port writes among them: %lld", r.start, r.valid0, r.valid1, r.base_any ? "published" : "all 0",
+		 r.db_err ? strerror(-r.db_err) : "mapped", EXITS_N, r.between);
+	check(!r.start && !r.valid0 && !r.valid1 && !r.base_any &&
+	      (r.db_err == -EACCES || (r.db_err == -ENODEV && !has_feature(VPERF_FEAT_DOORBELL))), "private", what);
+
+	/* root may see all: its page has the base, its doorbell maps */
+	pg = start("private");
+	if (!pg)
+		return;
+	ioctl(fd, VPERF_IOC_THREAD_READ);
+	page_read(pg, &v);
+	db = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, VPERF_DOORBELL_PGOFF * 4096);
+	db_ok = db != MAP_FAILED || !has_feature(VPERF_FEAT_DOORBELL);
+	snprintf(what, sizeof(what), "as root: base_valid %u, doorbell mmap %s", v.base_valid,
+		 db != MAP_FAILED ? "mapped" : strerror(errno));
+	check(v.base_valid == 1 && db_ok, "private", what);
+	if (db != MAP_FAILED)
+		munmap(db, 4096);
+	check(ioctl(fd, VPERF_IOC_THREAD_STOP) == 0, "private", "THREAD_STOP");
+	report_hc(pg, 1);
+	munmap((void *)pg, 4096);
+	unpin();
+}
+
 /*
  * forkrace: a stress case for the fork probe's event references, which it
  * must take while the parent's context is live (under the lock that ends
@@ -2804,6 +2937,8 @@ int main(int argc, char **argv)
 		test_sample();
 	} else if (!strcmp(mode, "steal")) {
 		test_steal();
+	} else if (!strcmp(mode, "private")) {
+		test_private();
 	} else if (!strcmp(mode, "forkrace")) {
 		test_forkrace();
 	} else if (!strcmp(mode, "churn")) {
@@ -2824,7 +2959,7 @@ int main(int argc, char **argv)
 		report_hc(pg, 0);
 		return 0;	/* exits with the context, the mapping and the file */
 	} else {
-		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|mux|stress|conserve|sample|steal|forkrace|hold [S]|churn MS FILE\n");
+		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|mux|stress|conserve|sample|steal|private|forkrace|hold [S]|churn MS FILE\n");
 		return 2;
 	}
 	printf("kmod-thread: %s %s\n", mode, fails ? "FAILED" : "PASSED");
