@@ -9,6 +9,7 @@
  * every CPU already up and cpuhp_remove_state() the offline one on each.
  */
 #include <linux/cpu.h>
+#include <linux/ctype.h>
 #include <linux/cpuhotplug.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
@@ -748,6 +749,53 @@ static int vperf_desc_check(const struct vperf_event_desc *d)
 	default:
 		return -EINVAL;
 	}
+}
+
+/*
+ * The host's software events of the vCPU thread (docs/abi.md 2.3), by the
+ * exact names it lists: they count the vCPU thread's time, switches and
+ * faults on the host, never what the guest kernel executes.
+ */
+static const char *const vperf_host_sw[] = {
+	"task-clock", "cpu-clock", "context-switches", "cpu-migrations", "page-faults", "minor-faults",
+	"major-faults",
+};
+
+bool vperf_desc_counts_kernel(const struct vperf_event_desc *d)
+{
+	bool plm = false, kernel = false;
+	const char *p, *tok, *end, *eq;
+	size_t len, nlen;
+	u32 i;
+
+	if (d->source != VPERF_SRC_PERF || !memchr(d->name, '\0', sizeof(d->name)))
+		return false;	/* not a guest-mode count; a malformed name is EINVAL later */
+	for (i = 0; i < ARRAY_SIZE(vperf_host_sw); i++)
+		if (!strcmp(d->name, vperf_host_sw[i]))
+			return false;
+	/* [pmu::]event[:modifier[=value]]...: the modifiers, as libpfm4 reads them (case-insensitive) */
+	p = strstr(d->name, "::");
+	p = strchr(p ? p + 2 : d->name, ':');
+	while (p) {
+		tok = p + 1;
+		end = strchrnul(tok, ':');
+		len = end - tok;
+		eq = memchr(tok, '=', len);
+		nlen = eq ? eq - tok : len;
+		if (!len)
+			return true;	/* "::" again: nothing to read with confidence */
+		if (nlen == 1 && (tolower(*tok) == 'u' || tolower(*tok) == 'h')) {
+			plm = true;
+		} else if (nlen == 1 && tolower(*tok) == 'k') {
+			plm = true;
+			/* k=0, k=n, k=f: kernel mode left out; any other value, or none, counts it */
+			if (!eq || len != 3 || !strchr("0nNfF", eq[1]))
+				kernel = true;
+		}
+		p = *end ? end : NULL;
+	}
+	/* no privilege-level modifier: libpfm4's default counts user and kernel mode */
+	return kernel || !plm;
 }
 
 static bool vperf_slots_assign(bool advance);

@@ -57,6 +57,7 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include "vperf_guest.h"
 #include "vperf_guest_uapi.h"
@@ -726,6 +727,61 @@ bool vperf_may_see_all(void)
 	return READ_ONCE(paranoid) <= 0 || capable(CAP_PERFMON) || capable(CAP_SYS_ADMIN);
 }
 
+struct vperf_paranoid_work {
+	struct work_struct work;
+	int level;
+};
+
+static void vperf_paranoid_read(struct work_struct *work)
+{
+	struct vperf_paranoid_work *pw = container_of(work, struct vperf_paranoid_work, work);
+	char buf[16];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	int level;
+
+	f = filp_open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY, 0);
+	if (IS_ERR(f))
+		return;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (!kstrtoint(strim(buf), 10, &level))
+		pw->level = level;
+}
+
+/*
+ * kernel.perf_event_paranoid.  The kernel exports neither the variable nor
+ * perf_allow_kernel(), so its /proc file is read, by a kworker: workers run
+ * in the init namespaces with the kernel's credentials, so the caller cannot
+ * put another file at that path (an unprivileged user may mount anything
+ * over /proc in a mount namespace of its own).  INT_MAX, the strictest, if
+ * it cannot be read.  Process context; sleeps.
+ */
+static int vperf_perf_paranoid(void)
+{
+	struct vperf_paranoid_work pw = { .level = INT_MAX };
+
+	INIT_WORK_ONSTACK(&pw.work, vperf_paranoid_read);
+	schedule_work(&pw.work);
+	flush_work(&pw.work);
+	destroy_work_on_stack(&pw.work);
+	return pw.level;
+}
+
+/*
+ * May current count what the guest kernel executes?  perf's rule
+ * (perf_allow_kernel()): with CAP_PERFMON or CAP_SYS_ADMIN, or while
+ * kernel.perf_event_paranoid is below 2; else user mode only.
+ */
+bool vperf_may_count_kernel(void)
+{
+	return perfmon_capable() || vperf_perf_paranoid() < 2;
+}
+
 /* May current start a context for task (or sample it: trace.c)?  0 or -EACCES. */
 int vperf_may_monitor(struct task_struct *task)
 {
@@ -823,8 +879,8 @@ static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize,
 			      struct vperf_ctx_events *ce, u32 *bad)
 {
 	struct vperf_event_desc *ev;
+	int ret, k, may_kernel = -1;
 	u32 i;
-	int ret, k;
 
 	memset(ce, 0, sizeof(*ce));
 	if (usize < VPERF_THREAD_START_SIZE_VER2 || !ks->nr_events) {
@@ -848,6 +904,18 @@ static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize,
 			ce->guest = false;
 		else
 			ce->kind[i] = k;
+	}
+	/* events that may count the guest kernel: perf's rule (and its error) */
+	for (i = 0; i < ks->nr_events; i++) {
+		if (!vperf_desc_counts_kernel(&ev[i]))
+			continue;
+		if (may_kernel < 0)
+			may_kernel = vperf_may_count_kernel();
+		if (!may_kernel) {
+			*bad = i;
+			kfree(ev);
+			return -EACCES;
+		}
 	}
 	ce->nr = ks->nr_events;
 	if (ce->guest) {

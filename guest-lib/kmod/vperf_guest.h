@@ -109,6 +109,14 @@ void vperf_snap_page(const struct vperf_vcpu_page *vp, struct vperf_snap *snap);
 int vperf_events_get(const struct vperf_event_desc *ev, u32 n, u8 *ids, u32 *bad);
 void vperf_events_hold(const u8 *ids, u32 n);
 void vperf_events_put(const u8 *ids, u32 n);
+/*
+ * May the event count what the guest kernel executes?  True for a PERF
+ * event (hardware, raw, a PMU's) unless its libpfm4 modifiers make it user
+ * mode only (a privilege-level modifier and no k); false for the
+ * virtualization events (exits, KVM statistics, steal) and the host's
+ * software events of the vCPU thread by their exact names.
+ */
+bool vperf_desc_counts_kernel(const struct vperf_event_desc *d);
 long vperf_ioctl_event_info(void __user *uarg);
 /*
  * The guest's own view of this CPU's steal (KVM's steal-time record, which
@@ -188,6 +196,7 @@ s64 vperf_trace_flush(void);	/* preemption off, not in NMI: this CPU's ring */
 void vperf_trace_sample(struct pt_regs *regs, const u64 *counts, u32 nr);	/* NMI */
 long vperf_ioctl_trace_sample(struct file *file, const void __user *uarg);
 int vperf_may_monitor(struct task_struct *task);
+bool vperf_may_count_kernel(void);	/* perf_allow_kernel(): CAP_PERFMON, or perf_event_paranoid < 2 */
 void vperf_trace_sample_release(struct file *file);
 
 /* mark.c: user-space markers */

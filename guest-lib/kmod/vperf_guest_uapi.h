@@ -289,7 +289,11 @@ _Static_assert(sizeof(struct vperf_thread_list) == VPERF_THREAD_LIST_SIZE_VER0,
  * Errors: EINVAL bad size or flags, a malformed event; EBUSY the thread already has a context
  * (on any file); ESRCH no such thread, or one that is exiting; EACCES the paranoid setting forbids
  * it; ENODEV no vCPU counters here; ENOENT no context of the calling thread
- * on this file (READ, STOP, mmap).  For an event (bad_event says which): E2BIG more than
+ * on this file (READ, STOP, mmap).  For an event (bad_event says which): EACCES an event that may
+ * count guest kernel mode (a PERF event other than the host's software ones: task-clock, cpu-clock,
+ * context-switches, cpu-migrations, page-faults, minor-faults, major-faults, unless its libpfm4
+ * modifiers make it user mode only, such as ":u") while kernel.perf_event_paranoid is 2 or more
+ * and the caller has neither CAP_PERFMON nor CAP_SYS_ADMIN (perf's rule); E2BIG more than
  * VPERF_THREAD_MAX_COUNTERS; ENOSPC the module follows 64 distinct events for the live contexts
  * already (the vCPUs count 16 at once, and take turns beyond: counts then have running <
  * enabled, to be scaled); the host's refusals as in docs/abi.md 2.3: ENOENT an unknown
@@ -397,14 +401,20 @@ _Static_assert(__builtin_offsetof(struct vperf_mark_buf, head) == 16, "mark head
  * VPERF_TRACE_SAMPLE_PERIOD, one count, the period; the user callchain with
  * VPERF_TRACE_SAMPLER_CALLCHAIN).  `vperf record --into-host` uses it under
  * `vperf vm record -F/-c/-g`.  Sampling ends when this file is closed.
+ * Kernel mode is sampled too unless VPERF_TRACE_SAMPLER_USER is given, and
+ * that takes what perf_event_open() asks for it (perf_allow_kernel()):
+ * CAP_PERFMON or CAP_SYS_ADMIN, or kernel.perf_event_paranoid below 2.
  * Errors: ENODATA tracing is off (trace=0), ESRCH no such task, EACCES the
- * paranoid setting forbids that task, EBUSY this file samples already,
+ * paranoid setting forbids that task, or kernel mode is not the caller's
+ * to sample (ask for VPERF_TRACE_SAMPLER_USER), EBUSY this file samples already,
  * EINVAL bad flags, a period or frequency of 0, or a frequency above 100 kHz;
  * others from perf_event_create_kernel_counter().
  */
 #define VPERF_TRACE_SAMPLER_FREQ	(1u << 0)	/* period is a frequency, Hz */
 #define VPERF_TRACE_SAMPLER_CALLCHAIN	(1u << 1)	/* the user callchain too */
-#define VPERF_TRACE_SAMPLER_FLAGS	(VPERF_TRACE_SAMPLER_FREQ | VPERF_TRACE_SAMPLER_CALLCHAIN)
+#define VPERF_TRACE_SAMPLER_USER	(1u << 2)	/* user mode only (exclude_kernel) */
+#define VPERF_TRACE_SAMPLER_FLAGS	(VPERF_TRACE_SAMPLER_FREQ | VPERF_TRACE_SAMPLER_CALLCHAIN | \
+					 VPERF_TRACE_SAMPLER_USER)
 #define VPERF_TRACE_SAMPLER_MAX_FREQ	100000
 
 struct vperf_trace_sampler {

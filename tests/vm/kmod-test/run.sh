@@ -64,6 +64,9 @@
 #   thread-private  other users' counts stay hidden: a process of uid 65534 (paranoid 1) gets no raw vCPU base
 #                   in its page (base_valid 0, base[] 0) and EACCES for the doorbell, which showed root's 1000
 #                   port writes between its slices; root's context keeps both
+#   thread-plm      at kernel.perf_event_paranoid >= 2 uid 65534 gets EACCES (naming the event) for events that
+#                   may count kernel mode (branch-misses:k, branch-misses, r01c2, instructions:u:K), not for
+#                   user-only ones (:u) and the vCPU thread's software events; root and paranoid 1 get past
 #   thread-forkrace stress: 30 rounds of inheriting forks while the file's release ends the parent's context,
 #                   other events claimed and dropped meanwhile: no context left, exits:io exact afterwards
 #   thread-unload   with a monitored thread alive, rmmod is refused (its file holds the module); after it exits
@@ -89,6 +92,8 @@
 #   trace-sample    one SAMPLE record per sampling NMI
 #   trace-procs     fork, exec and exit records of 20 processes
 #   trace-irq       timer, IPI and device interrupt records, with the vectors the kernel uses
+#   trace-sampler   at kernel.perf_event_paranoid >= 2 uid 65534's trace sampler is EACCES unless user mode
+#                   only (VPERF_TRACE_SAMPLER_USER); root's is not, nor uid 65534's at paranoid 1
 #   trace-exitdrain stress: 20 rounds of 4 processes exiting while their marker buffers' file is released:
 #                   all 24000 markers copied
 #   trace-hotplug   CPU 1 offline: 1 ring; online again: 2
@@ -141,14 +146,14 @@ vperf-kmod-info; case_ ioctl $?
 echo "KMOD-PARAM irq=$(cat /sys/module/vperf_guest/parameters/irq) irq_count=$(cat /sys/module/vperf_guest/parameters/irq_count)"
 case_ params $?
 for m in api single "migrate 50" split sleep read inherit attach doorbell exits events guest mux stress conserve sample \
-	private forkrace; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
+	private plm forkrace; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
 l=$(cat /sys/module/vperf_guest/parameters/lost_slices); echo "KMOD-LOST $l"
 case "$l" in *"elsewhere 0 snapshot_failures 0") case_ slices 0 ;; *) case_ slices 1 ;; esac
 # tracing: /init held every tracepoint the module hooks while only CPU 0 ran (init.sh, vperf-keys)
 tp=/sys/module/vperf_guest/parameters
 c1=/sys/devices/system/cpu/cpu1/online
 echo 1 >$tp/trace; st=$?; echo "KMOD-TRACE-START $(head -1 $tp/trace_stats)"; case_ trace-start $st
-for m in on "marks 10000" wrap lost sleep hostile sample procs irq exitdrain; do vperf-kmod-trace $m; case_ trace-${m% *} $?; done
+for m in on "marks 10000" wrap lost sleep hostile sample procs irq sampler exitdrain; do vperf-kmod-trace $m; case_ trace-${m% *} $?; done
 vperf-kmod-trace cost	# a figure, no verdict
 r1=x; r2=x
 echo 0 >$c1 && r1=$(sed -n "s/^on 1 rings \([0-9]*\).*/\1/p" $tp/trace_stats) && echo 1 >$c1 &&
@@ -242,9 +247,9 @@ first() { { grep -a "$1" "$LOG.clean" || true; } | head -1 | sed "s/.*$2 *//"; }
 
 for c in insmod devnode ioctl params thread-api thread-single thread-migrate thread-split thread-sleep \
 	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-events thread-guest thread-mux thread-stress thread-conserve thread-sample \
-	thread-private thread-forkrace slices \
+	thread-private thread-plm thread-forkrace slices \
 	trace-start trace-on trace-marks trace-wrap trace-lost trace-sleep trace-hostile trace-sample trace-procs \
-	trace-irq trace-exitdrain trace-hotplug trace-off trace-params thread-unload irq \
+	trace-irq trace-sampler trace-exitdrain trace-hotplug trace-off trace-params thread-unload irq \
 	hotplug cycles trace-load dmesg; do
 	s="$(case_status "$c")"
 	case "$c" in
@@ -265,7 +270,8 @@ for c in insmod devnode ioctl params thread-api thread-single thread-migrate thr
 	thread-conserve) detail="$(first 'kmod-thread: conserve [a-zA-Z]* [0-9] of' 'kmod-thread: conserve [a-zA-Z]*')" ;;
 	thread-sample) detail="$({ grep -a 'kmod-thread: sample [a-zA-Z]* samples' "$LOG.clean" || true; } | tail -1 |
 		sed 's/.*kmod-thread: sample [a-zA-Z]* //')" ;;
-	thread-exits | thread-events | thread-guest | thread-mux | thread-private | thread-forkrace) detail="$({ grep -a "kmod-thread: ${c#thread-} [oF][kA]" "$LOG.clean" || true; } |
+	thread-exits | thread-events | thread-guest | thread-mux | thread-private | thread-plm | \
+	thread-forkrace) detail="$({ grep -a "kmod-thread: ${c#thread-} [oF][kA]" "$LOG.clean" || true; } |
 		sed "s/.*kmod-thread: ${c#thread-} [a-zA-Z]* //" | head -5 | paste -sd';')" ;;
 	thread-doorbell) detail="$({ grep -a 'kmod-thread: doorbell [oF][kA]' "$LOG.clean" || true; } | tail -2 |
 		sed 's/.*kmod-thread: doorbell [a-zA-Z]* //' | paste -sd';')" ;;

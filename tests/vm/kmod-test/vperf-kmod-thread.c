@@ -57,6 +57,9 @@
  *   private  an unprivileged thread's page publishes no raw vCPU base and
  *            its doorbell mmap is EACCES (they showed other users' counts
  *            between its slices); root keeps both
+ *   plm      at kernel.perf_event_paranoid >= 2 an unprivileged user gets
+ *            EACCES for events that may count kernel mode, not for user-only
+ *            ones; root and paranoid 1 get past the module
  *   forkrace stress: inheriting forks against the file's release and other
  *            claims; no context left, exits:io exact afterwards
  *   hold S   start a context, map it, sleep S seconds, exit without STOP
@@ -2561,6 +2564,30 @@ static void become_nobody(void)
 		_exit(2);
 }
 
+/* kernel.perf_event_paranoid, or -100 if unreadable */
+static int perf_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v = -100;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -100;
+		fclose(f);
+	}
+	return v;
+}
+
+static int set_perf_paranoid(int v)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "w");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", v);
+	return fclose(f) ? -errno : 0;
+}
+
 static int has_feature(uint32_t bit)
 {
 	struct vperf_info info;
@@ -2680,6 +2707,142 @@ static void test_private(void)
 	report_hc(pg, 1);
 	munmap((void *)pg, 4096);
 	unpin();
+}
+
+/*
+ * plm: events that may count the guest kernel follow perf's rule
+ * (perf_allow_kernel()): at kernel.perf_event_paranoid >= 2, a user
+ * without CAP_PERFMON or CAP_SYS_ADMIN gets EACCES, naming the event, for
+ * a hardware event that counts kernel mode (branch-misses:k, branch-misses
+ * with no modifier, which counts both, a raw r01c2, instructions:u:K), and
+ * gets past the module with user-only ones (branch-misses:u, a raw event
+ * with :u, branch-misses:u:k=0: the host answers, ENODEV without a PMU)
+ * and with the host's software events of its vCPU thread; root gets past
+ * the module with every one; at paranoid 1 the unprivileged user does too.
+ */
+static const char *const plm_names[] = {
+	"branch-misses:k", "branch-misses", "r01c2", "instructions:u:K",	/* may count the kernel */
+	"branch-misses:u", "perf_raw::r01c2:u", "branch-misses:u:k=0",		/* user mode only */
+	"context-switches",							/* the vCPU thread's */
+};
+#define PLM_KERNEL	4
+#define PLM_N		((int)(sizeof(plm_names) / sizeof(plm_names[0])))
+
+/* Each event after exits:io on file f: -errno (0: started, then stopped), bad[] the event named. */
+static void plm_try(int f, int n, int *ret, int *bad)
+{
+	struct vperf_thread_event ev[2];
+	struct vperf_thread_start st;
+
+	for (int i = 0; i < n; i++) {
+		ev_set(&ev[0], VPERF_SRC_EXITS, 2, "");
+		ev_set(&ev[1], VPERF_SRC_PERF, 0, plm_names[i]);
+		memset(&st, 0, sizeof(st));
+		st.size = sizeof(st);
+		st.nr_events = 2;
+		st.events = (uint64_t)(uintptr_t)ev;
+		st.bad_event = -1;
+		ret[i] = ioctl(f, VPERF_IOC_THREAD_START, &st) ? -errno : 0;
+		bad[i] = st.bad_event;
+		if (!ret[i])
+			ioctl(f, VPERF_IOC_THREAD_STOP);
+	}
+}
+
+/* As uid 65534 in a child: the results of plm_try over the first n names. */
+static void plm_unprivileged(int n, int *ret, int *bad)
+{
+	int res[2], status;
+	pid_t child;
+
+	for (int i = 0; i < n; i++)
+		ret[i] = 1;
+	if (pipe(res))
+		return;
+	child = fork();
+	if (child == 0) {
+		int r[2 * PLM_N], f;
+
+		become_nobody();
+		f = open("/dev/" VPERF_DEV_NAME, O_RDONLY);
+		if (f < 0)
+			_exit(3);
+		plm_try(f, n, r, r + PLM_N);
+		if (write(res[1], r, sizeof(r)) != (ssize_t)sizeof(r))
+			_exit(3);
+		_exit(0);
+	}
+	{
+		int r[2 * PLM_N];
+
+		if (read(res[0], r, sizeof(r)) == (ssize_t)sizeof(r)) {
+			memcpy(ret, r, n * sizeof(int));
+			memcpy(bad, r + PLM_N, n * sizeof(int));
+		}
+	}
+	waitpid(child, &status, 0);
+	close(res[0]);
+	close(res[1]);
+}
+
+static void plm_describe(char *what, size_t len, const char *who, int n, const int *ret, const int *bad)
+{
+	int off = snprintf(what, len, "%s:", who);
+
+	for (int i = 0; i < n && off < (int)len - 80; i++)
+		off += snprintf(what + off, len - off, " %s %s%s", plm_names[i],
+				ret[i] > 0 ? "no answer" : ret[i] ? strerror(-ret[i]) : "started",
+				ret[i] == -EACCES ? (bad[i] == 1 ? " (named)" : " (not named)") : "");
+}
+
+static void test_plm(void)
+{
+	int ret[PLM_N], bad[PLM_N], level = perf_paranoid(), attempts = 0, ok;
+	char what[900];
+
+	if (level < 2 && set_perf_paranoid(2)) {
+		check(0, "plm", "setting kernel.perf_event_paranoid to 2");
+		return;
+	}
+	printf("kmod-thread: plm kernel.perf_event_paranoid %d (the test runs at %d)\n", level,
+	       level < 2 ? 2 : level);
+	plm_unprivileged(PLM_N, ret, bad);
+	attempts += PLM_N;
+	ok = 1;
+	for (int i = 0; i < PLM_N; i++)
+		ok &= i < PLM_KERNEL ? ret[i] == -EACCES && bad[i] == 1 : ret[i] <= 0 && ret[i] != -EACCES;
+	ok &= ret[PLM_N - 1] == 0;	/* the vCPU thread's software event counts */
+	plm_describe(what, sizeof(what), "as uid 65534 at paranoid >= 2 (want EACCES for the first 4)", PLM_N,
+		     ret, bad);
+	check(ok, "plm", what);
+
+	plm_try(fd, PLM_N, ret, bad);
+	attempts += PLM_N;
+	ok = 1;
+	for (int i = 0; i < PLM_N; i++)
+		ok &= ret[i] != -EACCES;
+	plm_describe(what, sizeof(what), "as root (no EACCES)", PLM_N, ret, bad);
+	check(ok, "plm", what);
+
+	if (set_perf_paranoid(1)) {
+		check(0, "plm", "setting kernel.perf_event_paranoid to 1");
+	} else {
+		plm_unprivileged(PLM_KERNEL, ret, bad);
+		attempts += PLM_KERNEL;
+		ok = 1;
+		for (int i = 0; i < PLM_KERNEL; i++)
+			ok &= ret[i] <= 0 && ret[i] != -EACCES;
+		plm_describe(what, sizeof(what), "as uid 65534 at paranoid 1 (no EACCES)", PLM_KERNEL, ret, bad);
+		check(ok, "plm", what);
+	}
+	set_perf_paranoid(level);
+	check(perf_paranoid() == level, "plm", "kernel.perf_event_paranoid restored");
+	/*
+	 * SNAPSHOTs: per attempt at most a claim of exits:io (a reprogram: one
+	 * per vCPU), the hardware event's claim refused by the host (two), a
+	 * START and a STOP, and two trims.
+	 */
+	printf("kmod-thread: hc switches 0 budget %d\n", attempts * (5 * 2 + 2));
 }
 
 /*
@@ -2939,6 +3102,8 @@ int main(int argc, char **argv)
 		test_steal();
 	} else if (!strcmp(mode, "private")) {
 		test_private();
+	} else if (!strcmp(mode, "plm")) {
+		test_plm();
 	} else if (!strcmp(mode, "forkrace")) {
 		test_forkrace();
 	} else if (!strcmp(mode, "churn")) {
@@ -2959,7 +3124,7 @@ int main(int argc, char **argv)
 		report_hc(pg, 0);
 		return 0;	/* exits with the context, the mapping and the file */
 	} else {
-		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|mux|stress|conserve|sample|steal|private|forkrace|hold [S]|churn MS FILE\n");
+		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|mux|stress|conserve|sample|steal|private|plm|forkrace|hold [S]|churn MS FILE\n");
 		return 2;
 	}
 	printf("kmod-thread: %s %s\n", mode, fails ? "FAILED" : "PASSED");

@@ -44,6 +44,9 @@
  *   loaded   (module loaded with trace=1 trace_ring_kb=64) on, rings of 64 KiB
  *   cost     prints TSC cycles per marker and per getppid(), interleaved
  *            (a figure: no verdict)
+ *   sampler  at kernel.perf_event_paranoid >= 2 an unprivileged trace sampler
+ *            needs VPERF_TRACE_SAMPLER_USER (EACCES without); root and
+ *            paranoid 1 do not
  *   exitdrain stress: processes exit while their marker file is released:
  *            every marker copied
  *   stats    print trace_stats
@@ -959,6 +962,112 @@ static void test_loaded(void)
 	check(s.on == 1 && s.rings == cpus && s.ring_kb == 64, "loaded", what);
 }
 
+/* ---- the hardening cases: other users, kernel mode, the marker pool, the last drains ---- */
+
+static void become_nobody(void)
+{
+	if (setgid(65534) || setuid(65534))
+		_exit(2);
+}
+
+static int perf_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v = -100;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -100;
+		fclose(f);
+	}
+	return v;
+}
+
+static int set_perf_paranoid(int v)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "w");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", v);
+	return fclose(f) ? -errno : 0;
+}
+
+/* A trace sampler on the caller (cpu-clock every 10 ms) with flags: 0, or -errno. */
+static int sampler_try(uint32_t flags)
+{
+	struct vperf_trace_sampler req = {
+		.size = sizeof(req), .flags = flags, .type = 1 /* PERF_TYPE_SOFTWARE */,
+		.config = 0 /* PERF_COUNT_SW_CPU_CLOCK */, .period = 10000000,
+	};
+	int f = open("/dev/" VPERF_DEV_NAME, O_RDONLY), ret;
+
+	if (f < 0)
+		return -errno;
+	ret = ioctl(f, VPERF_IOC_TRACE_SAMPLE, &req) ? -errno : 0;
+	close(f);
+	return ret;
+}
+
+/* As uid 65534: sampler_try(0) and sampler_try(VPERF_TRACE_SAMPLER_USER) into r[0], r[1]. */
+static void sampler_nobody(int *r)
+{
+	int res[2], status;
+	pid_t child;
+
+	r[0] = r[1] = 1;
+	if (pipe(res))
+		return;
+	child = fork();
+	if (child == 0) {
+		int x[2];
+
+		become_nobody();
+		x[0] = sampler_try(0);
+		x[1] = sampler_try(VPERF_TRACE_SAMPLER_USER);
+		if (write(res[1], x, sizeof(x)) != (ssize_t)sizeof(x))
+			_exit(3);
+		_exit(0);
+	}
+	if (read(res[0], r, 2 * sizeof(int)) != 2 * sizeof(int))
+		r[0] = r[1] = 1;
+	waitpid(child, &status, 0);
+	close(res[0]);
+	close(res[1]);
+}
+
+static const char *err_name(int r)
+{
+	return r > 0 ? "no answer" : r ? strerror(-r) : "started";
+}
+
+/*
+ * sampler: the trace sampler under perf's rule (perf_allow_kernel()): at
+ * kernel.perf_event_paranoid >= 2 a user without CAP_PERFMON gets EACCES
+ * for a sampler that sees kernel mode, and a sampler with
+ * VPERF_TRACE_SAMPLER_USER (user mode only); root gets one without it; at
+ * paranoid 1 the user does too.
+ */
+static void test_sampler(void)
+{
+	int level = perf_paranoid(), r[2], mine, r1[2] = { 1, 1 };
+	char what[400];
+
+	if (level < 2 && set_perf_paranoid(2)) {
+		check(0, "sampler", "setting kernel.perf_event_paranoid to 2");
+		return;
+	}
+	sampler_nobody(r);
+	mine = sampler_try(0);
+	if (!set_perf_paranoid(1))
+		sampler_nobody(r1);
+	set_perf_paranoid(level);
+	snprintf(what, sizeof(what), "kernel.perf_event_paranoid %d: as uid 65534 %s, user mode only %s; as "
+		 "root %s; as uid 65534 at paranoid 1 %s", level < 2 ? 2 : level, err_name(r[0]), err_name(r[1]),
+		 err_name(mine), err_name(r1[0]));
+	check(r[0] == -EACCES && !r[1] && !mine && !r1[0] && perf_paranoid() == level, "sampler", what);
+}
+
 /*
  * exitdrain: a stress case for the last drains of marker buffers, by the
  * exiting thread's probe and by the file's release at once (the release
@@ -1086,6 +1195,8 @@ int main(int argc, char **argv)
 		test_loaded();
 	else if (!strcmp(mode, "cost"))
 		test_cost();
+	else if (!strcmp(mode, "sampler"))
+		test_sampler();
 	else if (!strcmp(mode, "exitdrain"))
 		test_exitdrain();
 	else if (!strcmp(mode, "stats")) {
@@ -1093,7 +1204,7 @@ int main(int argc, char **argv)
 		return 0;
 	} else {
 		fprintf(stderr, "usage: vperf-kmod-trace on|marks [N]|wrap|lost|sleep|hostile|sample|procs|irq|off|"
-			"loaded|cost|exitdrain|stats\n");
+			"loaded|cost|sampler|exitdrain|stats\n");
 		return 2;
 	}
 	printf("kmod-trace: %s %s\n", mode, fails ? "FAILED" : "PASSED");
