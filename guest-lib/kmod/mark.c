@@ -61,7 +61,7 @@ struct vperf_mark {
 	bool live;			/* on the hash */
 	bool done;			/* the last drain is over: none after it */
 	u32 pid, tid;			/* the thread's ids, as of the last drain */
-	struct vperf_mark_buf *hdr;	/* vmalloc_user(): the header page, then the data */
+	struct vperf_mark_buf *hdr;	/* vmalloc'd, zeroed: the header page, then the data */
 	unsigned char *data;
 	u64 data_size;
 	u32 pages;			/* data pages */
@@ -405,10 +405,11 @@ static struct vperf_mark *mark_alloc(struct file *file, u32 pages)
 	if (atomic_long_add_return(1 + pages, &vperf_mark_pages) >
 	    (long)(READ_ONCE(max_mark_kb) / (PAGE_SIZE / 1024)))
 		goto unaccount;
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
 	if (!m)
 		goto unaccount;
-	m->hdr = vmalloc_user((size_t)(1 + pages) * PAGE_SIZE);	/* zeroed, mappable */
+	/* charged to the memory cgroup, unlike vmalloc_user(): mapped page by page (vperf_mark_mmap) */
+	m->hdr = __vmalloc((size_t)(1 + pages) * PAGE_SIZE, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!m->hdr) {
 		kfree(m);
 		goto unaccount;
@@ -438,7 +439,7 @@ int vperf_mark_mmap(struct file *file, struct vm_area_struct *vma)
 	unsigned long len = vma->vm_end - vma->vm_start;
 	struct vperf_mark *m, *nm = NULL;
 	int ret = 0;
-	u32 pages;
+	u32 pages, i;
 
 	if (len < 2 * PAGE_SIZE || len / PAGE_SIZE - 1 > VPERF_MARK_MAX_PAGES)
 		return -EINVAL;
@@ -488,5 +489,8 @@ int vperf_mark_mmap(struct file *file, struct vm_area_struct *vma)
 	}
 	/* m is this file's: it lives at least as long as the file, which this mmap holds */
 	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
-	return remap_vmalloc_range(vma, m->hdr, 0);
+	for (i = 0; i <= pages && !ret; i++)	/* vm_insert_page() takes its own references */
+		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE,
+				     vmalloc_to_page((char *)m->hdr + i * PAGE_SIZE));
+	return ret;
 }

@@ -10,15 +10,19 @@
  * another costs one hypercall: the snapshot that ends prev's slice is
  * next's base.  Switches between unmonitored threads cost a hash lookup.
  *
- * Contexts belong to a file: its list keeps every context it had, live or
- * finished, as the rows VPERF_IOC_THREAD_LIST reports, until the file is
+ * Contexts belong to a file: its list keeps a row for every context it
+ * had, live or ended, which VPERF_IOC_THREAD_LIST reports, until the file is
  * released.  A live context is also on the global hash (RCU, keyed by the
- * task, of which it holds a reference), where the probes find it.  It
- * leaves the hash at THREAD_STOP, at the thread's exit (sched_process_exit
- * accounts the last slice) and at the file's release, all under
- * vperf_threads_lock; only the release frees it, after an RCU grace period
- * that covers the probes (tracepoint probes run with preemption off).  The
- * page is freed by its last reference: a mapping holds one until munmap.
+ * task, of which it holds a reference), where the probes find it.  It ends
+ * at THREAD_STOP, at the thread's exit (sched_process_exit accounts the
+ * last slice) and at the file's release, all under vperf_threads_lock: it
+ * leaves the hash, its last counts are copied into its row (a few hundred
+ * bytes, what the rows need) and the context itself, its page and its
+ * sample ring are freed after an RCU grace period that covers the probes
+ * (tracepoint probes and NMIs run with preemption off).  A page or ring
+ * page that is mapped lives on until munmap: the mapping holds a reference.
+ * Everything is charged to the memory cgroup of the task it is allocated
+ * for (__GFP_ACCOUNT).
  *
  * Inheritance: sched_process_fork runs in the parent after the child is
  * created and before it is woken; a parent whose context has
@@ -77,17 +81,31 @@ module_param(max_threads, uint, 0644);
 MODULE_PARM_DESC(max_threads, "contexts one open /dev/vperf may have had (live and finished); more are counted lost");
 
 struct vperf_file {
-	struct list_head threads;	/* vperf_thread.file_node, in start order */
-	unsigned int nr;		/* contexts on the list */
+	struct list_head rows;		/* vperf_row.file_node, in start order */
+	unsigned int nr;		/* rows on the list */
 	u64 lost;			/* threads that got no context */
+};
+
+/*
+ * A file's row of one context: the live context while there is one, then
+ * the counts it ended with.  Kept until the file's release.
+ */
+struct vperf_row {
+	struct list_head file_node;	/* vperf_file.rows */
+	struct vperf_thread *t;		/* the live context, NULL once it ended */
+	struct pid *pid, *tgid;		/* for THREAD_LIST, in the reader's namespace */
+	u32 flags;			/* VPERF_ROW_* once it ended */
+	u32 nr;				/* counters */
+	char comm[TASK_COMM_LEN];	/* the name when it ended */
+	u64 switches, host_ns, guest_ns, sched_ns;	/* the page's, at the end */
+	struct vperf_thread_counter counters[];		/* nr of them */
 };
 
 struct vperf_thread {
 	struct hlist_node node;		/* vperf_threads while live, RCU */
-	struct list_head file_node;	/* vperf_file.threads */
+	struct vperf_row *row;		/* its row on the file */
 	struct vperf_file *vf;		/* the file it belongs to */
 	struct task_struct *task;	/* the key; a reference while live */
-	struct pid *pid, *tgid;		/* for the rows, in the reader's namespace */
 	struct page *page;		/* the thread page; one reference */
 	struct vperf_thread_page *tp;	/* its kernel address */
 	u32 flags;			/* VPERF_THREAD_* */
@@ -98,8 +116,6 @@ struct vperf_thread {
 	 * thread's slices: other threads, other users.
 	 */
 	bool raw;
-	u32 row_flags;			/* VPERF_ROW_* once finished */
-	char comm[TASK_COMM_LEN];	/* the name when it finished */
 	int base_cpu;			/* CPU of base[], -1: none */
 	u32 nr;				/* the context's counters (events) */
 	u8 ev[VPERF_THREAD_MAX_COUNTERS];	/* the event (pv.c's id) of each; one user reference
@@ -401,15 +417,21 @@ static void vperf_ring_free(struct vperf_thread *t)
 	t->ring = NULL;
 }
 
+/* An ended context, a grace period later: no probe or NMI sees it any more. */
 static void vperf_thread_free_rcu(struct rcu_head *rcu)
 {
 	struct vperf_thread *t = container_of(rcu, struct vperf_thread, rcu);
 
 	vperf_ring_free(t);
 	put_page(t->page);
-	put_pid(t->pid);
-	put_pid(t->tgid);
 	kfree(t);
+}
+
+static void vperf_row_free(struct vperf_row *r)
+{
+	put_pid(r->pid);
+	put_pid(r->tgid);
+	kfree(r);
 }
 
 /* What a context counts: its events' slots, or (guest) their kinds and no slot. */
@@ -431,14 +453,23 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 {
 	struct vperf_thread *t;
 
+	gfp |= __GFP_ACCOUNT;
 	t = kzalloc(sizeof(*t), gfp);
 	if (!t)
 		return NULL;
+	t->row = kzalloc(struct_size(t->row, counters, ce->nr), gfp);
 	t->page = alloc_page(gfp | __GFP_ZERO);
-	if (!t->page) {
+	if (!t->row || !t->page) {
+		if (t->page)
+			__free_page(t->page);
+		kfree(t->row);
 		kfree(t);
 		return NULL;
 	}
+	t->row->t = t;
+	t->row->nr = ce->nr;
+	t->row->pid = get_task_pid(task, PIDTYPE_PID);
+	t->row->tgid = get_task_pid(task, PIDTYPE_TGID);
 	t->tp = page_address(t->page);
 	t->tp->size = sizeof(*t->tp);
 	t->tp->version = VPERF_THREAD_PAGE_VERSION;
@@ -451,8 +482,6 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 	memcpy(t->kind, ce->kind, ce->nr);
 	t->flags = flags;
 	t->base_cpu = -1;
-	t->pid = get_task_pid(task, PIDTYPE_PID);
-	t->tgid = get_task_pid(task, PIDTYPE_TGID);
 	get_task_struct(task);
 	t->task = task;
 	return t;
@@ -464,8 +493,7 @@ static void vperf_thread_discard(struct vperf_thread *t)
 	vperf_ring_free(t);
 	put_task_struct(t->task);
 	put_page(t->page);
-	put_pid(t->pid);
-	put_pid(t->tgid);
+	vperf_row_free(t->row);
 	kfree(t);
 }
 
@@ -473,28 +501,60 @@ static void vperf_thread_discard(struct vperf_thread *t)
 static void vperf_thread_link(struct vperf_file *vf, struct vperf_thread *t)
 {
 	t->vf = vf;
-	list_add_tail(&t->file_node, &vf->threads);
+	list_add_tail(&t->row->file_node, &vf->rows);
 	vf->nr++;
 	atomic_inc(&vperf_nr_threads);
 	hash_add_rcu(vperf_threads, &t->node, (unsigned long)t->task);
 }
 
+/* The page's sums into r, with the seq protocol (a probe may be writing them on another CPU). */
+static void vperf_row_copy(struct vperf_row *r, const struct vperf_thread_page *tp)
+{
+	u32 seq, i;
+
+	do {
+		seq = smp_load_acquire(&tp->seq);
+		if (seq & 1) {
+			cpu_relax();
+			continue;
+		}
+		r->switches = READ_ONCE(tp->switches);
+		r->host_ns = READ_ONCE(tp->host_ns);
+		r->guest_ns = READ_ONCE(tp->guest_ns);
+		r->sched_ns = READ_ONCE(tp->sched_ns);
+		for (i = 0; i < r->nr; i++) {
+			r->counters[i].value = READ_ONCE(tp->counters[i].value);
+			r->counters[i].enabled = READ_ONCE(tp->counters[i].enabled);
+			r->counters[i].running = READ_ONCE(tp->counters[i].running);
+		}
+		smp_rmb();
+	} while ((seq & 1) || READ_ONCE(tp->seq) != seq);
+}
+
 /*
- * Under vperf_threads_lock: a live context ends; it stays on its file as a
- * final row.  The task reference goes: the key may be reused once the task
- * is freed, and the context is off the hash before that.
+ * Under vperf_threads_lock: a live context ends.  Its row keeps its last
+ * counts (final at STOP and exit: the thread runs here, so no probe writes
+ * its page now; at the file's release nobody reads the row again); the
+ * context, its page and its ring go after a grace period (a mapping keeps
+ * its pages).  The task reference goes: the key may be reused once the
+ * task is freed, and the context is off the hash before that.
  */
 static void vperf_thread_finish(struct vperf_thread *t, u32 row_flag)
 {
+	struct vperf_row *r = t->row;
+
 	hash_del_rcu(&t->node);
 	atomic_dec(&vperf_nr_threads);
-	get_task_comm(t->comm, t->task);
-	t->row_flags |= row_flag;
+	get_task_comm(r->comm, t->task);
+	r->flags |= row_flag;
+	vperf_row_copy(r, t->tp);
+	r->t = NULL;
 	put_task_struct(t->task);	/* never the last: the caller or the task holds one */
-	t->task = NULL;
+	WRITE_ONCE(t->task, NULL);	/* a probe that found t before: it reads it once */
 	vperf_events_put(t->ev, t->guest ? 0 : t->nr);
 	if (t->ring)
-		vperf_sampling_put();	/* its ring stays readable until unmapped */
+		vperf_sampling_put();
+	call_rcu(&t->rcu, vperf_thread_free_rcu);
 }
 
 /* Account the running slice of current (this CPU) and start a new one. */
@@ -835,12 +895,12 @@ static int vperf_ring_alloc(struct vperf_thread *t, const struct vperf_thread_st
 	struct vperf_sample_ring *hdr;
 	u32 i, n = 1 + ks->sample_pages;
 
-	t->ring = kcalloc(n, sizeof(*t->ring), GFP_KERNEL);
+	t->ring = kcalloc(n, sizeof(*t->ring), GFP_KERNEL_ACCOUNT);
 	if (!t->ring)
 		return -ENOMEM;
 	t->ring_pages = n;
 	for (i = 0; i < n; i++) {
-		t->ring[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		t->ring[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 		if (!t->ring[i])
 			return -ENOMEM;	/* the caller discards t, and the pages with it */
 	}
@@ -1089,20 +1149,28 @@ long vperf_ioctl_thread_read(struct file *file)
 	return t ? 0 : -ENOENT;
 }
 
-/* Under vperf_threads_lock: t's row, its page copied with the seq protocol. */
-static void vperf_thread_row(struct vperf_thread *t, struct vperf_thread_row *row)
+/* Under vperf_threads_lock: r as THREAD_LIST gives it; a live context's page copied with the seq protocol. */
+static void vperf_thread_row(const struct vperf_row *r, struct vperf_thread_row *row)
 {
-	const struct vperf_thread_page *tp = t->tp;
+	const struct vperf_thread_page *tp;
 	u32 seq, i;
 
 	memset(row, 0, sizeof(*row));
-	row->pid = pid_vnr(t->tgid);
-	row->tid = pid_vnr(t->pid);
-	row->flags = t->row_flags;
-	if (t->task)
-		get_task_comm(row->comm, t->task);
-	else
-		memcpy(row->comm, t->comm, sizeof(row->comm));
+	row->pid = pid_vnr(r->tgid);
+	row->tid = pid_vnr(r->pid);
+	row->flags = r->flags;
+	if (!r->t) {
+		memcpy(row->comm, r->comm, sizeof(row->comm));
+		row->nr = r->nr;
+		row->switches = r->switches;
+		row->host_ns = r->host_ns;
+		row->guest_ns = r->guest_ns;
+		row->sched_ns = r->sched_ns;
+		memcpy(row->counters, r->counters, r->nr * sizeof(r->counters[0]));
+		return;
+	}
+	get_task_comm(row->comm, r->t->task);
+	tp = r->t->tp;
 	do {
 		seq = smp_load_acquire(&tp->seq);
 		if (seq & 1) {
@@ -1130,7 +1198,6 @@ long vperf_ioctl_thread_list(struct file *file, void __user *uarg)
 	struct vperf_file *vf = file->private_data;
 	struct vperf_thread_row *rows;
 	struct vperf_thread_list kl;
-	struct vperf_thread *t;
 	u32 usize, rsize, done = 0, n, i;
 	struct list_head *pos;
 	long ret = 0;
@@ -1156,15 +1223,14 @@ long vperf_ioctl_thread_list(struct file *file, void __user *uarg)
 	 * Rows are only appended while the file is in use (its release is the
 	 * only remover), so a cursor stays valid across the unlocked copies.
 	 */
-	pos = &vf->threads;
+	pos = &vf->rows;
 	while (done < kl.nr_rows) {
 		n = 0;
 		spin_lock(&vperf_threads_lock);
 		while (n < VPERF_LIST_CHUNK && done + n < kl.nr_rows &&
-		       pos->next != &vf->threads) {
+		       pos->next != &vf->rows) {
 			pos = pos->next;
-			t = list_entry(pos, struct vperf_thread, file_node);
-			vperf_thread_row(t, &rows[n++]);
+			vperf_thread_row(list_entry(pos, struct vperf_row, file_node), &rows[n++]);
 		}
 		spin_unlock(&vperf_threads_lock);
 		if (!n)
@@ -1299,10 +1365,10 @@ int vperf_thread_open(struct file *file)
 {
 	struct vperf_file *vf;
 
-	vf = kzalloc(sizeof(*vf), GFP_KERNEL);
+	vf = kzalloc(sizeof(*vf), GFP_KERNEL_ACCOUNT);
 	if (!vf)
 		return -ENOMEM;
-	INIT_LIST_HEAD(&vf->threads);
+	INIT_LIST_HEAD(&vf->rows);
 	file->private_data = vf;
 	return 0;
 }
@@ -1310,14 +1376,14 @@ int vperf_thread_open(struct file *file)
 void vperf_thread_release(struct file *file)
 {
 	struct vperf_file *vf = file->private_data;
-	struct vperf_thread *t, *tmp;
+	struct vperf_row *r, *tmp;
 
 	spin_lock(&vperf_threads_lock);
-	list_for_each_entry_safe(t, tmp, &vf->threads, file_node) {
-		if (t->task)
-			vperf_thread_finish(t, VPERF_ROW_STOPPED);
-		list_del(&t->file_node);
-		call_rcu(&t->rcu, vperf_thread_free_rcu);
+	list_for_each_entry_safe(r, tmp, &vf->rows, file_node) {
+		if (r->t)
+			vperf_thread_finish(r->t, VPERF_ROW_STOPPED);
+		list_del(&r->file_node);
+		vperf_row_free(r);	/* no probe reaches a row */
 	}
 	spin_unlock(&vperf_threads_lock);
 	kfree(vf);

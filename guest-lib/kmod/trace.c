@@ -924,7 +924,7 @@ long vperf_ioctl_trace_sample(struct file *file, const void __user *uarg)
 		goto put_task;
 	}
 
-	ts = kzalloc(sizeof(*ts), GFP_KERNEL);
+	ts = kzalloc(sizeof(*ts), GFP_KERNEL_ACCOUNT);
 	if (!ts) {
 		ret = -ENOMEM;
 		goto put_task;

@@ -67,6 +67,9 @@
 #   thread-plm      at kernel.perf_event_paranoid >= 2 uid 65534 gets EACCES (naming the event) for events that
 #                   may count kernel mode (branch-misses:k, branch-misses, r01c2, instructions:u:K), not for
 #                   user-only ones (:u) and the vCPU thread's software events; root and paranoid 1 get past
+#   thread-memory   1040 contexts (40 sampling, 64-page rings) started and stopped on one open file leave free
+#                   memory within 4 MiB (rows only); 16 live sampling contexts raise their memory cgroup's
+#                   memory.current by >= 3 MiB, their STOP gives it back
 #   thread-forkrace stress: 30 rounds of inheriting forks while the file's release ends the parent's context,
 #                   other events claimed and dropped meanwhile: no context left, exits:io exact afterwards
 #   thread-unload   with a monitored thread alive, rmmod is refused (its file holds the module); after it exits
@@ -146,7 +149,7 @@ vperf-kmod-info; case_ ioctl $?
 echo "KMOD-PARAM irq=$(cat /sys/module/vperf_guest/parameters/irq) irq_count=$(cat /sys/module/vperf_guest/parameters/irq_count)"
 case_ params $?
 for m in api single "migrate 50" split sleep read inherit attach doorbell exits events guest mux stress conserve sample \
-	private plm forkrace; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
+	private plm memory forkrace; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
 l=$(cat /sys/module/vperf_guest/parameters/lost_slices); echo "KMOD-LOST $l"
 case "$l" in *"elsewhere 0 snapshot_failures 0") case_ slices 0 ;; *) case_ slices 1 ;; esac
 # tracing: /init held every tracepoint the module hooks while only CPU 0 ran (init.sh, vperf-keys)
@@ -247,7 +250,7 @@ first() { { grep -a "$1" "$LOG.clean" || true; } | head -1 | sed "s/.*$2 *//"; }
 
 for c in insmod devnode ioctl params thread-api thread-single thread-migrate thread-split thread-sleep \
 	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-events thread-guest thread-mux thread-stress thread-conserve thread-sample \
-	thread-private thread-plm thread-forkrace slices \
+	thread-private thread-plm thread-memory thread-forkrace slices \
 	trace-start trace-on trace-marks trace-wrap trace-lost trace-sleep trace-hostile trace-sample trace-procs \
 	trace-irq trace-sampler trace-exitdrain trace-hotplug trace-off trace-params thread-unload irq \
 	hotplug cycles trace-load dmesg; do
@@ -271,7 +274,7 @@ for c in insmod devnode ioctl params thread-api thread-single thread-migrate thr
 	thread-sample) detail="$({ grep -a 'kmod-thread: sample [a-zA-Z]* samples' "$LOG.clean" || true; } | tail -1 |
 		sed 's/.*kmod-thread: sample [a-zA-Z]* //')" ;;
 	thread-exits | thread-events | thread-guest | thread-mux | thread-private | thread-plm | \
-	thread-forkrace) detail="$({ grep -a "kmod-thread: ${c#thread-} [oF][kA]" "$LOG.clean" || true; } |
+	thread-memory | thread-forkrace) detail="$({ grep -a "kmod-thread: ${c#thread-} [oF][kA]" "$LOG.clean" || true; } |
 		sed "s/.*kmod-thread: ${c#thread-} [a-zA-Z]* //" | head -5 | paste -sd';')" ;;
 	thread-doorbell) detail="$({ grep -a 'kmod-thread: doorbell [oF][kA]' "$LOG.clean" || true; } | tail -2 |
 		sed 's/.*kmod-thread: doorbell [a-zA-Z]* //' | paste -sd';')" ;;

@@ -60,6 +60,8 @@
  *   plm      at kernel.perf_event_paranoid >= 2 an unprivileged user gets
  *            EACCES for events that may count kernel mode, not for user-only
  *            ones; root and paranoid 1 get past the module
+ *   memory   ended contexts keep only their row (free memory), contexts are
+ *            charged to the memory cgroup
  *   forkrace stress: inheriting forks against the file's release and other
  *            claims; no context left, exits:io exact afterwards
  *   hold S   start a context, map it, sleep S seconds, exit without STOP
@@ -87,6 +89,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <sys/io.h>
@@ -2845,6 +2849,204 @@ static void test_plm(void)
 	printf("kmod-thread: hc switches 0 budget %d\n", attempts * (5 * 2 + 2));
 }
 
+/* ---- memory ---- */
+
+static long meminfo_kb(const char *key)
+{
+	char line[200];
+	size_t n = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			v = strtol(line + n + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* START on f for the calling thread, sampling with a ring of `pages` pages (a period nobody reaches). */
+static int start_sampling(int f, unsigned int pages)
+{
+	struct vperf_thread_start st;
+
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	st.flags = VPERF_THREAD_SAMPLE;
+	st.sample_counter = VPERF_THREAD_CTR_VCPU_CLOCK;
+	st.sample_pages = pages;
+	st.sample_period = 10000000000ull;	/* 10 s of vcpu-clock */
+	return ioctl(f, VPERF_IOC_THREAD_START, &st) ? -errno : 0;
+}
+
+#define MEM_PLAIN	1000
+#define MEM_SAMPLING	40
+#define MEM_RING	64	/* data pages: the largest ring */
+
+/*
+ * (1) Contexts started and ended on one open file keep only their row: the
+ * guest's free memory drops by far less than the pages and rings they had
+ * (1000 plain contexts of a 4 KiB page, 40 sampling ones of a 260 KiB ring
+ * more: 14.5 MiB if kept until the file closes).
+ */
+static void memory_finished(void)
+{
+	static struct vperf_thread_row rows[MEM_PLAIN + MEM_SAMPLING + 8];
+	unsigned long long sw = 0, budget = 0;
+	long m0, m1;
+	int f, n, bad = 0;
+	char what[400];
+
+	f = open("/dev/" VPERF_DEV_NAME, O_RDONLY);
+	if (f < 0) {
+		check(0, "memory", "open");
+		return;
+	}
+	usleep(300000);
+	m0 = meminfo_kb("MemFree");
+	for (int i = 0; i < MEM_PLAIN + MEM_SAMPLING; i++) {
+		if (i < MEM_PLAIN ? start_tid(f, 0, 0) : start_sampling(f, MEM_RING))
+			bad++;
+		else if (ioctl(f, VPERF_IOC_THREAD_STOP))
+			bad++;
+	}
+	usleep(500000);	/* a context's memory goes an RCU grace period after its end */
+	m1 = meminfo_kb("MemFree");
+	n = list_rows(f, rows, sizeof(rows) / sizeof(rows[0]), NULL);
+	for (int i = 0; i < n; i++) {
+		sw += rows[i].switches;
+		budget += 2 * rows[i].switches + 2;
+	}
+	snprintf(what, sizeof(what), "%d contexts (%d sampling with %d-page rings) started and stopped on one "
+		 "open file (%d failed), %d rows kept: free memory %ld -> %ld KiB (%+ld; kept pages and rings "
+		 "would be about %d KiB)", MEM_PLAIN + MEM_SAMPLING, MEM_SAMPLING, MEM_RING, bad, n, m0, m1,
+		 m1 - m0, MEM_PLAIN * 4 + MEM_SAMPLING * (MEM_RING + 1) * 4);
+	check(!bad && n == MEM_PLAIN + MEM_SAMPLING && m0 > 0 && m0 - m1 < 4096, "memory", what);
+	close(f);
+	printf("kmod-thread: hc switches %llu budget %llu\n", sw, budget);
+}
+
+/*
+ * (2) Charged to the memory cgroup: a process in a cgroup of its own holds
+ * 16 live sampling contexts (a 264 KiB ring and page each: 4.1 MiB); its
+ * memory.current grows by at least 3 MiB while they live and shrinks by as
+ * much when they end (the charges come and go in per-CPU batches of 256 KiB).
+ */
+#define CG_ROOT		"/tmp/vperf-cg"
+#define CG		CG_ROOT "/kmod"
+#define CG_THREADS	16
+
+static pthread_barrier_t cg_bar;
+static int cg_fd, cg_started;
+static pthread_mutex_t cg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static long cg_current(void)
+{
+	FILE *f = fopen(CG "/memory.current", "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static void *cg_thread(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&cg_bar);	/* all created */
+	pthread_barrier_wait(&cg_bar);	/* start */
+	if (!start_sampling(cg_fd, MEM_RING)) {
+		pthread_mutex_lock(&cg_lock);
+		cg_started++;
+		pthread_mutex_unlock(&cg_lock);
+	}
+	pthread_barrier_wait(&cg_bar);	/* all started */
+	pthread_barrier_wait(&cg_bar);	/* stop */
+	ioctl(cg_fd, VPERF_IOC_THREAD_STOP);
+	pthread_barrier_wait(&cg_bar);	/* all stopped */
+	pthread_barrier_wait(&cg_bar);	/* measured: exit */
+	return NULL;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fputs(s, f);
+	return fclose(f) ? -errno : 0;
+}
+
+static void memory_cgroup(void)
+{
+	long r[4] = { -1, -1, -1, -1 };
+	int res[2], status;
+	char what[400];
+	pid_t child;
+
+	mkdir(CG_ROOT, 0755);
+	if (mount("none", CG_ROOT, "cgroup2", 0, NULL) && errno != EBUSY) {
+		check(0, "memory", "mounting cgroup2");
+		return;
+	}
+	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
+	mkdir(CG, 0755);
+	if (pipe(res))
+		return;
+	child = fork();
+	if (child == 0) {
+		pthread_t th[CG_THREADS];
+
+		if (write_file(CG "/cgroup.procs", "0"))
+			_exit(3);
+		cg_fd = open("/dev/" VPERF_DEV_NAME, O_RDONLY);
+		pthread_barrier_init(&cg_bar, NULL, CG_THREADS + 1);
+		for (int i = 0; i < CG_THREADS; i++)
+			pthread_create(&th[i], NULL, cg_thread, NULL);
+		pthread_barrier_wait(&cg_bar);
+		usleep(200000);
+		r[0] = cg_current();
+		pthread_barrier_wait(&cg_bar);
+		pthread_barrier_wait(&cg_bar);
+		r[1] = cg_current();
+		pthread_barrier_wait(&cg_bar);
+		pthread_barrier_wait(&cg_bar);
+		usleep(500000);	/* the rings go a grace period after STOP */
+		r[2] = cg_current();
+		r[3] = cg_started;
+		pthread_barrier_wait(&cg_bar);
+		for (int i = 0; i < CG_THREADS; i++)
+			pthread_join(th[i], NULL);
+		if (write(res[1], r, sizeof(r)) != (ssize_t)sizeof(r))
+			_exit(3);
+		/* each context: START, STOP, and a few slices (two barriers between them) */
+		printf("kmod-thread: hc switches 0 budget %d\n", CG_THREADS * 16);
+		_exit(0);
+	}
+	if (read(res[0], r, sizeof(r)) != (ssize_t)sizeof(r))
+		check(0, "memory", "the process in the cgroup did not report");
+	waitpid(child, &status, 0);
+	rmdir(CG);
+	umount2(CG_ROOT, MNT_DETACH);
+	snprintf(what, sizeof(what), "memory cgroup: %ld sampling contexts live: memory.current %ld -> %ld KiB "
+		 "(%+ld), after their STOP %ld KiB (%+ld); their pages and rings are %d KiB",
+		 r[3], r[0] / 1024, r[1] / 1024, (r[1] - r[0]) / 1024, r[2] / 1024, (r[2] - r[1]) / 1024,
+		 CG_THREADS * (MEM_RING + 2) * 4);
+	check(r[3] == CG_THREADS && r[0] > 0 && r[1] - r[0] >= 3 << 20 && r[1] - r[2] >= 3 << 20, "memory",
+	      what);
+}
+
+static void test_memory(void)
+{
+	memory_finished();
+	memory_cgroup();
+}
+
 /*
  * forkrace: a stress case for the fork probe's event references, which it
  * must take while the parent's context is live (under the lock that ends
@@ -3104,6 +3306,8 @@ int main(int argc, char **argv)
 		test_private();
 	} else if (!strcmp(mode, "plm")) {
 		test_plm();
+	} else if (!strcmp(mode, "memory")) {
+		test_memory();
 	} else if (!strcmp(mode, "forkrace")) {
 		test_forkrace();
 	} else if (!strcmp(mode, "churn")) {
@@ -3124,7 +3328,7 @@ int main(int argc, char **argv)
 		report_hc(pg, 0);
 		return 0;	/* exits with the context, the mapping and the file */
 	} else {
-		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|mux|stress|conserve|sample|steal|private|plm|forkrace|hold [S]|churn MS FILE\n");
+		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|mux|stress|conserve|sample|steal|private|plm|memory|forkrace|hold [S]|churn MS FILE\n");
 		return 2;
 	}
 	printf("kmod-thread: %s %s\n", mode, fails ? "FAILED" : "PASSED");
