@@ -48,7 +48,7 @@
 static unsigned int max_mark_kb = 262144;
 module_param(max_mark_kb, uint, 0644);
 MODULE_PARM_DESC(max_mark_kb, "KiB all marker buffers together may take (default 262144); "
-		 "a mapping past it gets ENOMEM");
+		 "a mapping past it gets ENOMEM (past the user's max_user_kb: EDQUOT)");
 
 /* Bytes a drain of a released buffer copies between two preemption points. */
 #define VPERF_MARK_CHUNK	65536u
@@ -57,6 +57,7 @@ struct vperf_mark {
 	struct hlist_node node;		/* vperf_marks while the thread lives (RCU) */
 	struct list_head all;		/* vperf_marks_all */
 	struct file *file;		/* the file it was first mapped from */
+	struct vperf_user *user;	/* the file's user, charged for it (a reference) */
 	struct task_struct *task;	/* the thread: a reference while live */
 	bool live;			/* on the hash */
 	bool done;			/* the last drain is over: none after it */
@@ -96,11 +97,19 @@ static struct vperf_mark *mark_find(const struct task_struct *task)
 	return NULL;
 }
 
+/* What a buffer of pages data pages charges its file's user. */
+static size_t mark_bytes(u32 pages)
+{
+	return sizeof(struct vperf_mark) + (size_t)(1 + pages) * PAGE_SIZE;
+}
+
 static void mark_free_rcu(struct rcu_head *rcu)
 {
 	struct vperf_mark *m = container_of(rcu, struct vperf_mark, rcu);
 
 	atomic_long_sub(1 + m->pages, &vperf_mark_pages);
+	vperf_user_uncharge(m->user, mark_bytes(m->pages));
+	vperf_user_put(m->user);
 	vfree(m->hdr);		/* from softirq: vfree() defers the unmapping itself */
 	kfree(m);
 }
@@ -398,10 +407,20 @@ long vperf_ioctl_mark_flush(void)
 	return 0;
 }
 
+/*
+ * A buffer for file: the file's user's share first (EDQUOT: one user
+ * cannot take the whole pool), then the pool's (ENOMEM).
+ */
 static struct vperf_mark *mark_alloc(struct file *file, u32 pages)
 {
+	struct vperf_user *u = vperf_file_user(file);
 	struct vperf_mark *m;
+	int ret;
 
+	ret = vperf_user_charge(u, mark_bytes(pages));
+	if (ret)
+		return ERR_PTR(ret);
+	ret = -ENOMEM;
 	if (atomic_long_add_return(1 + pages, &vperf_mark_pages) >
 	    (long)(READ_ONCE(max_mark_kb) / (PAGE_SIZE / 1024)))
 		goto unaccount;
@@ -421,13 +440,16 @@ static struct vperf_mark *mark_alloc(struct file *file, u32 pages)
 	m->hdr->version = VPERF_MARK_BUF_VERSION;
 	m->hdr->data_size = m->data_size;
 	m->file = file;
+	m->user = u;
+	vperf_user_hold(u);
 	refcount_set(&m->ref, 1);
 	mark_ids(m, current);
 	return m;
 
 unaccount:
 	atomic_long_sub(1 + pages, &vperf_mark_pages);
-	return NULL;
+	vperf_user_uncharge(u, mark_bytes(pages));
+	return ERR_PTR(ret);
 }
 
 /*
@@ -461,8 +483,8 @@ int vperf_mark_mmap(struct file *file, struct vm_area_struct *vma)
 		return ret;	/* EBUSY: the thread's buffer is another file's */
 	if (!m) {
 		nm = mark_alloc(file, pages);
-		if (!nm)
-			return -ENOMEM;
+		if (IS_ERR(nm))
+			return PTR_ERR(nm);
 		spin_lock(&vperf_marks_lock);
 		m = mark_find(current);	/* only the thread itself adds its own: still none */
 		if (m || (current->flags & PF_EXITING)) {
@@ -481,6 +503,8 @@ int vperf_mark_mmap(struct file *file, struct vm_area_struct *vma)
 		spin_unlock(&vperf_marks_lock);
 		if (nm) {	/* never published: nobody else saw it */
 			atomic_long_sub(1 + nm->pages, &vperf_mark_pages);
+			vperf_user_uncharge(nm->user, mark_bytes(nm->pages));
+			vperf_user_put(nm->user);
 			vfree(nm->hdr);
 			kfree(nm);
 		}

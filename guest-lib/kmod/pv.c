@@ -822,6 +822,17 @@ static u32 vperf_events_live(u8 *ids)
 	return n;
 }
 
+/* Under vperf_slots_lock: the entry counting d, or -1. */
+static int vperf_event_find(const struct vperf_event_desc *d)
+{
+	u32 e;
+
+	for (e = 0; e < VPERF_MAX_EVENTS; e++)
+		if (vperf_evtab[e].desc.source && vperf_desc_same(&vperf_evtab[e].desc, d))
+			return e;
+	return -1;
+}
+
 /*
  * Under vperf_slots_lock: the event counting d, or a new one, which takes
  * a free slot or (all taken) one from an event that then waits for its
@@ -893,7 +904,7 @@ static int vperf_event_claim(const struct vperf_event_desc *d, struct vperf_even
 	return e;
 }
 
-int vperf_events_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *bad)
+int vperf_events_get(struct vperf_user *u, const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *bad)
 {
 	struct vperf_event_desc *scratch;
 	u32 i;
@@ -912,13 +923,16 @@ int vperf_events_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *b
 		return -ENOMEM;
 	mutex_lock(&vperf_slots_lock);
 	for (i = 0; i < n; i++) {
-		ret = vperf_event_claim(&ev[i], scratch);
+		/* one user holds at most max_user_events entries: the others need theirs */
+		ret = vperf_user_event_ok(u, vperf_event_find(&ev[i])) ? vperf_event_claim(&ev[i], scratch) :
+									-EDQUOT;
 		if (ret < 0) {
 			*bad = i;
-			vperf_events_put(slots, i);
+			vperf_events_put(u, slots, i);
 			break;
 		}
 		slots[i] = ret;
+		vperf_user_event_ref(u, ret);
 		ret = 0;
 	}
 	mutex_unlock(&vperf_slots_lock);
@@ -972,12 +986,14 @@ static void vperf_rotate_fn(struct work_struct *work)
  * live context, under vperf_threads_lock): an event at 0 users may be
  * trimmed and its entry reused by another event at any time.
  */
-void vperf_events_hold(const u8 *ev, u32 n)
+void vperf_events_hold(struct vperf_user *u, const u8 *ev, u32 n)
 {
 	u32 i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		atomic_inc(&vperf_evtab[ev[i]].users);
+		vperf_user_event_ref(u, ev[i]);
+	}
 }
 
 /*
@@ -1006,13 +1022,16 @@ static void vperf_slots_trim_fn(struct work_struct *work)
 }
 
 /* Any context: the last user of an event has the vCPUs trimmed (vperf_slots_trim_fn). */
-void vperf_events_put(const u8 *ev, u32 n)
+void vperf_events_put(struct vperf_user *u, const u8 *ev, u32 n)
 {
 	bool idle = false;
 	u32 i;
 
 	for (i = 0; i < n; i++) {
-		int left = atomic_dec_return(&vperf_evtab[ev[i]].users);
+		int left;
+
+		vperf_user_event_unref(u, ev[i]);
+		left = atomic_dec_return(&vperf_evtab[ev[i]].users);
 
 		WARN_ON_ONCE(left < 0);
 		idle |= !left && ev[i] >= VPERF_FIXED_SLOTS;

@@ -84,6 +84,7 @@ struct vperf_file {
 	struct list_head rows;		/* vperf_row.file_node, in start order */
 	unsigned int nr;		/* rows on the list */
 	u64 lost;			/* threads that got no context */
+	struct vperf_user *user;	/* who opened it: what it holds is charged there (user.c) */
 };
 
 /*
@@ -132,6 +133,7 @@ struct vperf_thread {
 	bool guest;
 	u8 kind[VPERF_THREAD_MAX_COUNTERS];	/* guest: VPERF_GK_* of counter i */
 	u64 base_steal;			/* guest: the CPU's steal at the base */
+	size_t charge;			/* charged to its file's user while live, besides its row */
 	struct vperf_counter_value base[VPERF_THREAD_MAX_COUNTERS];	/* counter i's slot then */
 	/* sampling (VPERF_THREAD_SAMPLE): NULL ring: none */
 	struct page **ring;		/* the header page, then the data pages */
@@ -427,6 +429,18 @@ static void vperf_thread_free_rcu(struct rcu_head *rcu)
 	kfree(t);
 }
 
+/* What a context charges its file's user while it lives: itself, its page, its ring (pages, or 0). */
+static size_t vperf_thread_bytes(u32 ring_pages)
+{
+	return sizeof(struct vperf_thread) + PAGE_SIZE + ring_pages * (PAGE_SIZE + sizeof(struct page *));
+}
+
+/* ...and its row, until the file's release */
+static size_t vperf_row_bytes(u32 nr)
+{
+	return struct_size((struct vperf_row *)NULL, counters, nr);
+}
+
 static void vperf_row_free(struct vperf_row *r)
 {
 	put_pid(r->pid);
@@ -551,7 +565,8 @@ static void vperf_thread_finish(struct vperf_thread *t, u32 row_flag)
 	r->t = NULL;
 	put_task_struct(t->task);	/* never the last: the caller or the task holds one */
 	WRITE_ONCE(t->task, NULL);	/* a probe that found t before: it reads it once */
-	vperf_events_put(t->ev, t->guest ? 0 : t->nr);
+	vperf_events_put(t->vf->user, t->ev, t->guest ? 0 : t->nr);
+	vperf_user_uncharge(t->vf->user, t->charge);	/* its row's stays */
 	if (t->ring)
 		vperf_sampling_put();
 	call_rcu(&t->rcu, vperf_thread_free_rcu);
@@ -647,12 +662,14 @@ static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 	 */
 	if (ct && vperf_thread_find(child))
 		goto discard;
-	if (!ct || pt->vf->nr >= READ_ONCE(max_threads)) {
+	if (!ct || pt->vf->nr >= READ_ONCE(max_threads) ||
+	    vperf_user_charge(pt->vf->user, vperf_thread_bytes(0) + vperf_row_bytes(ce.nr))) {
 		pt->vf->lost++;
 		goto discard;
 	}
+	ct->charge = vperf_thread_bytes(0);
 	if (!ce.guest)
-		vperf_events_hold(ce.ev, ce.nr);	/* pt holds each: none is at 0 */
+		vperf_events_hold(pt->vf->user, ce.ev, ce.nr);	/* pt holds each: none is at 0 */
 	ct->raw = pt->raw;	/* as its starter's (perf's inherited events keep theirs) */
 	vperf_thread_link(pt->vf, ct);	/* the base comes at its first switch-in */
 	spin_unlock(&vperf_threads_lock);
@@ -935,7 +952,7 @@ static int vperf_guest_kind(const struct vperf_event_desc *d)
  * hypercall at switches); any other claims vCPU counter slots.  0, or
  * -errno with *bad the event it is about.
  */
-static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize,
+static int vperf_start_events(struct vperf_user *u, const struct vperf_thread_start *ks, u32 usize,
 			      struct vperf_ctx_events *ce, u32 *bad)
 {
 	struct vperf_event_desc *ev;
@@ -947,7 +964,7 @@ static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize,
 		for (i = 0; i < VPERF_FIXED_SLOTS; i++)
 			ce->ev[i] = i;
 		ce->nr = VPERF_FIXED_SLOTS;
-		vperf_events_hold(ce->ev, ce->nr);
+		vperf_events_hold(u, ce->ev, ce->nr);
 		return 0;
 	}
 	if (ks->nr_events > VPERF_THREAD_MAX_COUNTERS) {
@@ -982,7 +999,7 @@ static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize,
 		memset(ce->ev, VPERF_SLOT_NONE, sizeof(ce->ev));
 		ret = 0;
 	} else {
-		ret = vperf_events_get(ev, ks->nr_events, ce->ev, bad);
+		ret = vperf_events_get(u, ev, ks->nr_events, ce->ev, bad);
 	}
 	kfree(ev);
 	return ret;
@@ -998,6 +1015,7 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	struct vperf_snap snap;
 	unsigned long irqflags;
 	u32 usize, bad = ~0u;
+	size_t charge;
 	int ret;
 
 	if (get_user(usize, (u32 __user *)uarg))
@@ -1031,7 +1049,7 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 			goto put_task;
 	}
 
-	ret = vperf_start_events(&ks, usize, &ce, &bad);
+	ret = vperf_start_events(vf->user, &ks, usize, &ce, &bad);
 	if (ret) {
 		/* which event, for the caller's message (the rest of the structure is not written) */
 		if (bad != ~0u && usize >= VPERF_THREAD_START_SIZE_VER2)
@@ -1045,11 +1063,17 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 		ret = -EINVAL;
 		goto put_events;
 	}
+	/* the file's user's share of the guest's memory (user.c): EDQUOT past it */
+	charge = vperf_thread_bytes(ks.flags & VPERF_THREAD_SAMPLE ? 1 + ks.sample_pages : 0);
+	ret = vperf_user_charge(vf->user, charge + vperf_row_bytes(ce.nr));
+	if (ret)
+		goto put_events;
 	t = vperf_thread_alloc(task, ks.flags, &ce, GFP_KERNEL);
 	if (!t) {
 		ret = -ENOMEM;
-		goto put_events;
+		goto uncharge;
 	}
+	t->charge = charge;
 	/* decided now, by who starts it, as perf's checks are at perf_event_open() */
 	t->raw = vperf_may_see_all();
 	if (ks.flags & VPERF_THREAD_SAMPLE) {
@@ -1113,8 +1137,10 @@ unlock:
 		vperf_sampling_put();
 discard:
 	vperf_thread_discard(t);
+uncharge:
+	vperf_user_uncharge(vf->user, charge + vperf_row_bytes(ce.nr));
 put_events:
-	vperf_events_put(ce.ev, ce.guest ? 0 : ce.nr);
+	vperf_events_put(vf->user, ce.ev, ce.guest ? 0 : ce.nr);
 put_task:
 	put_task_struct(task);
 	return ret;
@@ -1368,6 +1394,11 @@ int vperf_thread_open(struct file *file)
 	vf = kzalloc(sizeof(*vf), GFP_KERNEL_ACCOUNT);
 	if (!vf)
 		return -ENOMEM;
+	vf->user = vperf_user_get();
+	if (!vf->user) {
+		kfree(vf);
+		return -ENOMEM;
+	}
 	INIT_LIST_HEAD(&vf->rows);
 	file->private_data = vf;
 	return 0;
@@ -1383,10 +1414,17 @@ void vperf_thread_release(struct file *file)
 		if (r->t)
 			vperf_thread_finish(r->t, VPERF_ROW_STOPPED);
 		list_del(&r->file_node);
+		vperf_user_uncharge(vf->user, vperf_row_bytes(r->nr));
 		vperf_row_free(r);	/* no probe reaches a row */
 	}
 	spin_unlock(&vperf_threads_lock);
+	vperf_user_put(vf->user);
 	kfree(vf);
+}
+
+struct vperf_user *vperf_file_user(struct file *file)
+{
+	return ((struct vperf_file *)file->private_data)->user;
 }
 
 /* ---- the tracepoints ---- */

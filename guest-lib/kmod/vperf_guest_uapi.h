@@ -289,7 +289,9 @@ _Static_assert(sizeof(struct vperf_thread_list) == VPERF_THREAD_LIST_SIZE_VER0,
  * Errors: EINVAL bad size or flags, a malformed event; EBUSY the thread already has a context
  * (on any file); ESRCH no such thread, or one that is exiting; EACCES the paranoid setting forbids
  * it; ENODEV no vCPU counters here; ENOENT no context of the calling thread
- * on this file (READ, STOP, mmap).  For an event (bad_event says which): EACCES an event that may
+ * on this file (READ, STOP, mmap); ENOSPC the file had max_threads contexts; EDQUOT the file's
+ * user holds its share of memory already (max_user_kb: pages, rings, rows, marker buffers of all
+ * its files), or, for an event, of the event table (max_user_events).  For an event (bad_event says which): EACCES an event that may
  * count guest kernel mode (a PERF event other than the host's software ones: task-clock, cpu-clock,
  * context-switches, cpu-migrations, page-faults, minor-faults, major-faults, unless its libpfm4
  * modifiers make it user mode only, such as ":u") while kernel.perf_event_paranoid is 2 or more
@@ -346,7 +348,9 @@ _Static_assert(sizeof(struct vperf_vcpu_totals) == VPERF_VCPU_TOTALS_SIZE_VER0,
  * header page (struct vperf_mark_buf) and the data pages.  No context is
  * needed; one buffer per thread, on the file that first mapped it (another
  * file: EBUSY; another size: EINVAL), not inherited by fork.  Tracing off:
- * ENODATA; a device without trace rings: ENODEV.
+ * ENODATA; a device without trace rings: ENODEV; the file's user holds its
+ * share already (module parameter max_user_kb): EDQUOT; all buffers hold
+ * max_mark_kb: ENOMEM.
  *
  * The thread writes whole struct vperf_trace_mark records (abi.h, type
  * VPERF_TRACE_MARK, tsc from rdtsc, flags 0) at head % data_size (a record

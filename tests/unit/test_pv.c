@@ -1304,6 +1304,35 @@ static void hw_event_refused_kernel_mode_counts_user_mode_only_as_perf_does(void
 	vperf_evset__delete(es);
 }
 
+/* The module's per-user limits (EDQUOT): memory for the context, or the event table, each said. */
+static void per_user_limits_are_named(void **state)
+{
+	struct vperf_evset *es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+	int ret;
+
+	fake.start_err = EDQUOT;
+	add(es, "vperf::steal", 0);
+	ret = vperf_evset__open(es);
+	printf("open: %d: %s\n", ret, vperf_evset__strerror(es));
+	assert_int_equal(ret, -EDQUOT);
+	assert_true(vt_contains(vperf_evset__strerror(es), "max_user_kb"));
+	vperf_evset__delete(es);
+
+	fake.start_err = 0;
+	fake.event_err = EDQUOT;
+	fake.event_err_idx = 1;
+	es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+	add(es, "vperf::steal", 0);
+	add(es, "vperf::exits:io", 1);
+	ret = vperf_evset__open(es);
+	printf("open: %d: %s\n", ret, vperf_evset__strerror(es));
+	assert_int_equal(ret, -EDQUOT);
+	assert_int_equal(vperf_evset__error_event(es), 1);
+	assert_true(vt_contains(vperf_evset__strerror(es), "'vperf::exits:io' cannot be counted now"));
+	assert_true(vt_contains(vperf_evset__strerror(es), "max_user_events"));
+	vperf_evset__delete(es);
+}
+
 static void mixed_per_thread_rows_are_merged_by_tid(void **state)
 {
 	struct vperf_evset *es = new_set(VPERF_TARGET_PROCESS, getpid(), VPERF_EVSET_PER_THREAD,
@@ -1427,6 +1456,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(process_target_without_process_is_esrch, setup),
 		cmocka_unit_test_setup(hw_event_without_guest_pmu_goes_to_the_host_and_names_its_missing_pmu, setup),
 		cmocka_unit_test_setup(hw_event_refused_kernel_mode_counts_user_mode_only_as_perf_does, setup),
+		cmocka_unit_test_setup(per_user_limits_are_named, setup),
 		cmocka_unit_test_setup(mixed_per_thread_rows_are_merged_by_tid, setup),
 		cmocka_unit_test_setup(mixed_set_samples_under_the_users_index, setup),
 	};

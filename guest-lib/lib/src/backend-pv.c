@@ -418,6 +418,10 @@ static int start_fail(struct vperf_evset *es, int err, pid_t tid, uint32_t flags
 		return vperf__evset_fail(es, err, "cannot count %s: the file reached "
 					 "vperf_guest.ko's limit of thread contexts (its "
 					 "'max_threads' parameter)", who);
+	case EDQUOT:
+		return vperf__evset_fail(es, err, "cannot count %s: this user's open vperf files "
+					 "hold all the guest memory vperf_guest.ko gives one user "
+					 "(its 'max_user_kb' parameter)", who);
 	case ENODEV:
 		return vperf__evset_fail(es, err, "vperf_guest.ko has no vCPU counters for %s "
 					 "(a program replaced this vCPU's counters?): reload "
@@ -560,6 +564,11 @@ static int event_fail(struct vperf_evset *es, int err, int k)
 	case E2BIG:
 		ret = vperf__evset_fail(es, err, "too many events for vperf_guest.ko: at most %d "
 					"per thread", PV_NR);
+		break;
+	case EDQUOT:
+		ret = vperf__evset_fail(es, err, "'%s' cannot be counted now: this user's contexts "
+					"already hold as many distinct events as vperf_guest.ko gives one "
+					"user (its 'max_user_events' parameter)", name);
 		break;
 	default:
 		ret = vperf__evset_fail(es, err, "vperf_guest.ko refused '%s': %s", name,

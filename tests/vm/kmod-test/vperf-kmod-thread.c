@@ -61,7 +61,8 @@
  *            EACCES for events that may count kernel mode, not for user-only
  *            ones; root and paranoid 1 get past the module
  *   memory   ended contexts keep only their row (free memory), contexts are
- *            charged to the memory cgroup
+ *            charged to the memory cgroup, max_user_kb caps one user
+ *   evquota  one user holds at most max_user_events table entries
  *   forkrace stress: inheriting forks against the file's release and other
  *            claims; no context left, exits:io exact afterwards
  *   hold S   start a context, map it, sleep S seconds, exit without STOP
@@ -83,6 +84,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2568,6 +2570,22 @@ static void become_nobody(void)
 		_exit(2);
 }
 
+static int write_param(const char *name, long v)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/module/vperf_guest/parameters/%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%ld\n", v) < 0 ? -EIO : 0;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
+}
+
 /* kernel.perf_event_paranoid, or -100 if unreadable */
 static int perf_paranoid(void)
 {
@@ -2590,6 +2608,26 @@ static int set_perf_paranoid(int v)
 		return -errno;
 	fprintf(f, "%d\n", v);
 	return fclose(f) ? -errno : 0;
+}
+
+/* The module's `users` line for uid: "kb K events E" into *kb and *events; -1 if there is none. */
+static int user_usage(unsigned int uid, long *kb, long *events)
+{
+	FILE *f = fopen("/sys/module/vperf_guest/parameters/users", "r");
+	unsigned int u;
+	long k, e;
+	int ret = -1;
+
+	if (!f)
+		return -2;
+	while (fscanf(f, "uid %u kb %ld events %ld\n", &u, &k, &e) == 3)
+		if (u == uid) {
+			*kb = k;
+			*events = e;
+			ret = 0;
+		}
+	fclose(f);
+	return ret;
 }
 
 static int has_feature(uint32_t bit)
@@ -2894,8 +2932,8 @@ static void memory_finished(void)
 {
 	static struct vperf_thread_row rows[MEM_PLAIN + MEM_SAMPLING + 8];
 	unsigned long long sw = 0, budget = 0;
-	long m0, m1;
-	int f, n, bad = 0;
+	long m0, m1, kb = -1, events = -1;
+	int f, n, bad = 0, have;
 	char what[400];
 
 	f = open("/dev/" VPERF_DEV_NAME, O_RDONLY);
@@ -2913,6 +2951,7 @@ static void memory_finished(void)
 	}
 	usleep(500000);	/* a context's memory goes an RCU grace period after its end */
 	m1 = meminfo_kb("MemFree");
+	have = user_usage(0, &kb, &events) == 0;
 	n = list_rows(f, rows, sizeof(rows) / sizeof(rows[0]), NULL);
 	for (int i = 0; i < n; i++) {
 		sw += rows[i].switches;
@@ -2920,9 +2959,11 @@ static void memory_finished(void)
 	}
 	snprintf(what, sizeof(what), "%d contexts (%d sampling with %d-page rings) started and stopped on one "
 		 "open file (%d failed), %d rows kept: free memory %ld -> %ld KiB (%+ld; kept pages and rings "
-		 "would be about %d KiB)", MEM_PLAIN + MEM_SAMPLING, MEM_SAMPLING, MEM_RING, bad, n, m0, m1,
-		 m1 - m0, MEM_PLAIN * 4 + MEM_SAMPLING * (MEM_RING + 1) * 4);
-	check(!bad && n == MEM_PLAIN + MEM_SAMPLING && m0 > 0 && m0 - m1 < 4096, "memory", what);
+		 "would be about %d KiB); the module's users line for uid 0: %s%ld KiB",
+		 MEM_PLAIN + MEM_SAMPLING, MEM_SAMPLING, MEM_RING, bad, n, m0, m1, m1 - m0,
+		 MEM_PLAIN * 4 + MEM_SAMPLING * (MEM_RING + 1) * 4, have ? "" : "none, ", kb);
+	check(!bad && n == MEM_PLAIN + MEM_SAMPLING && m0 > 0 && m0 - m1 < 4096 && have &&
+	      kb < (MEM_PLAIN + MEM_SAMPLING) / 2, "memory", what);
 	close(f);
 	printf("kmod-thread: hc switches %llu budget %llu\n", sw, budget);
 }
@@ -3041,10 +3082,223 @@ static void memory_cgroup(void)
 	      what);
 }
 
+/*
+ * (3) One user's files hold at most max_user_kb: at 1024 KiB, uid 65534's
+ * threads get three sampling contexts (265 KiB each) and EDQUOT for the
+ * fourth; root, another user, starts one while they hold theirs.
+ */
+struct quota_kid {
+	int f, ret, bad;
+	int (*start)(struct quota_kid *k);
+	const struct vperf_thread_event *ev;
+	sem_t started, release;
+	pthread_t th;
+};
+
+static void *quota_run(void *arg)
+{
+	struct quota_kid *k = arg;
+
+	k->ret = k->start(k);
+	sem_post(&k->started);
+	sem_wait(&k->release);
+	if (!k->ret)
+		ioctl(k->f, VPERF_IOC_THREAD_STOP);
+	return NULL;
+}
+
+/*
+ * As uid 65534: a child whose n threads START one after the other (setup
+ * fills kids[]: the file, how to start) and hold their contexts; their
+ * results come back in ret[] and bad[], and the contexts stay live until
+ * nobody_end().
+ */
+#define QUOTA_KIDS 8
+
+struct nobody {
+	pid_t pid;
+	int go;		/* the write end the child waits on */
+};
+
+static void nobody_start(struct nobody *nb, void (*setup)(struct quota_kid *kids, int n), int n, int *ret,
+			 int *bad)
+{
+	int res[2], go[2], r[2 * QUOTA_KIDS];
+
+	nb->pid = -1;
+	for (int i = 0; i < n; i++)
+		ret[i] = bad[i] = 1;
+	if (n > QUOTA_KIDS || pipe(res) || pipe(go))
+		return;
+	nb->pid = fork();
+	if (nb->pid == 0) {
+		struct quota_kid kids[QUOTA_KIDS];
+		char c;
+
+		close(go[1]);	/* else its own copy keeps the EOF it waits for from coming */
+		close(res[0]);
+		become_nobody();
+		setup(kids, n);
+		for (int i = 0; i < n; i++) {
+			sem_init(&kids[i].started, 0, 0);
+			sem_init(&kids[i].release, 0, 0);
+			pthread_create(&kids[i].th, NULL, quota_run, &kids[i]);
+			sem_wait(&kids[i].started);
+			r[i] = kids[i].ret;
+			r[QUOTA_KIDS + i] = kids[i].bad;
+		}
+		if (write(res[1], r, sizeof(r)) != (ssize_t)sizeof(r) || read(go[0], &c, 1) < 0)
+			_exit(3);
+		for (int i = 0; i < n; i++)
+			sem_post(&kids[i].release);
+		for (int i = 0; i < n; i++)
+			pthread_join(kids[i].th, NULL);
+		_exit(0);
+	}
+	close(go[0]);
+	nb->go = go[1];
+	if (read(res[0], r, sizeof(r)) == (ssize_t)sizeof(r)) {
+		memcpy(ret, r, n * sizeof(int));
+		memcpy(bad, r + QUOTA_KIDS, n * sizeof(int));
+	}
+	close(res[0]);
+	close(res[1]);
+}
+
+static void nobody_end(struct nobody *nb)
+{
+	int status;
+
+	if (nb->pid < 0)
+		return;
+	close(nb->go);	/* EOF: the contexts end, the child exits */
+	waitpid(nb->pid, &status, 0);
+}
+
+static int quota_start_sampling(struct quota_kid *k)
+{
+	return start_sampling(k->f, MEM_RING);
+}
+
+static void memory_quota_setup(struct quota_kid *kids, int n)
+{
+	int f = open("/dev/" VPERF_DEV_NAME, O_RDONLY);
+
+	for (int i = 0; i < n; i++)
+		kids[i] = (struct quota_kid){ .f = f, .start = quota_start_sampling };
+}
+
+static int count_ok(const int *ret, int n, int *first_err)
+{
+	int ok = 0;
+
+	*first_err = 0;
+	for (int i = 0; i < n; i++) {
+		if (!ret[i])
+			ok++;
+		else if (!*first_err)
+			*first_err = ret[i];
+	}
+	return ok;
+}
+
+static void memory_quota(void)
+{
+	long old = module_param_value("max_user_kb");
+	int ret[QUOTA_KIDS], bad[QUOTA_KIDS], ok, err, set, mine;
+	struct nobody nb;
+	char what[400];
+
+	set = write_param("max_user_kb", 1024);
+	nobody_start(&nb, memory_quota_setup, QUOTA_KIDS, ret, bad);
+	ok = count_ok(ret, QUOTA_KIDS, &err);
+	mine = start_sampling(fd, MEM_RING);
+	if (!mine)
+		ioctl(fd, VPERF_IOC_THREAD_STOP);
+	nobody_end(&nb);
+	if (old >= 0)
+		write_param("max_user_kb", old);
+	snprintf(what, sizeof(what), "max_user_kb 1024 (set: %s): uid 65534's threads started %d of %d sampling "
+		 "contexts of 265 KiB, then %s; root's meanwhile: %s", set ? strerror(-set) : "ok", ok, QUOTA_KIDS,
+		 err ? strerror(-err) : "none refused", mine ? strerror(-mine) : "started");
+	check(!set && ok == 3 && err == -EDQUOT && !mine, "memory", what);
+	printf("kmod-thread: hc switches 0 budget %d\n", (QUOTA_KIDS + 1) * 12);
+}
+
 static void test_memory(void)
 {
 	memory_finished();
 	memory_cgroup();
+	memory_quota();
+}
+
+/*
+ * evquota: one user cannot take the whole event table.  uid 65534's 8
+ * threads each START 8 distinct exit reasons (the table has 61 entries
+ * beyond the 3 fixed events): 4 of them get theirs (max_user_events, 32),
+ * the others EDQUOT naming their first event; root's 8 new ones then start.
+ */
+static struct vperf_thread_event evq_ev[QUOTA_KIDS + 1][8];
+
+static int quota_start_events(struct quota_kid *k)
+{
+	struct vperf_thread_start st;
+
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	st.nr_events = 8;
+	st.events = (uint64_t)(uintptr_t)k->ev;
+	st.bad_event = -1;
+	k->ret = ioctl(k->f, VPERF_IOC_THREAD_START, &st) ? -errno : 0;
+	k->bad = st.bad_event;
+	return k->ret;
+}
+
+static void evquota_setup(struct quota_kid *kids, int n)
+{
+	int f = open("/dev/" VPERF_DEV_NAME, O_RDONLY);
+
+	for (int i = 0; i < n; i++)
+		kids[i] = (struct quota_kid){ .f = f, .start = quota_start_events, .ev = evq_ev[i] };
+}
+
+static void test_evquota(void)
+{
+	long max = module_param_value("max_user_events");
+	int ret[QUOTA_KIDS], bad[QUOTA_KIDS], ok, err, mine, first_bad = -1;
+	struct quota_kid me;
+	struct nobody nb;
+	char what[400];
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), ms;
+
+	for (int k = 0; k <= QUOTA_KIDS; k++)
+		for (int i = 0; i < 8; i++)
+			ev_set(&evq_ev[k][i], VPERF_SRC_EXITS, k < QUOTA_KIDS ? 100 + 8 * k + i : 200 + i, "");
+	nobody_start(&nb, evquota_setup, QUOTA_KIDS, ret, bad);
+	ok = count_ok(ret, QUOTA_KIDS, &err);
+	for (int i = 0; i < QUOTA_KIDS; i++)
+		if (ret[i] && first_bad < 0)
+			first_bad = bad[i];
+	/* while uid 65534's contexts hold their events */
+	me = (struct quota_kid){ .f = fd, .ev = evq_ev[QUOTA_KIDS] };
+	mine = quota_start_events(&me);
+	if (!mine)
+		ioctl(fd, VPERF_IOC_THREAD_STOP);
+	nobody_end(&nb);
+	snprintf(what, sizeof(what), "max_user_events %ld: uid 65534's threads started %d of %d contexts of 8 "
+		 "distinct events, then %s (event %d); root's 8 new events meanwhile: %s (event %d)", max, ok,
+		 QUOTA_KIDS, err ? strerror(-err) : "none refused", first_bad, mine ? strerror(-mine) : "started",
+		 me.bad);
+	check(max == 32 && ok == 4 && err == -EDQUOT && first_bad == 0 && !mine, "evquota", what);
+	/*
+	 * Each new event reprograms both vCPUs (a SNAPSHOT each), a trim after
+	 * each context's end at most once more, and with more than 13 events
+	 * live they take turns every 50 ms (mux_ms): a reprogram per turn.
+	 */
+	ms = (clock_ns(CLOCK_MONOTONIC) - t0) / 1000000;
+	printf("kmod-thread: hc switches 0 budget %llu\n",
+	       (unsigned long long)(2 * (2 * 8 * (QUOTA_KIDS + 1) + QUOTA_KIDS + 1 + ms / 40 + 4) +
+				    (QUOTA_KIDS + 1) * 8));
 }
 
 /*
@@ -3308,6 +3562,8 @@ int main(int argc, char **argv)
 		test_plm();
 	} else if (!strcmp(mode, "memory")) {
 		test_memory();
+	} else if (!strcmp(mode, "evquota")) {
+		test_evquota();
 	} else if (!strcmp(mode, "forkrace")) {
 		test_forkrace();
 	} else if (!strcmp(mode, "churn")) {
@@ -3328,7 +3584,7 @@ int main(int argc, char **argv)
 		report_hc(pg, 0);
 		return 0;	/* exits with the context, the mapping and the file */
 	} else {
-		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|mux|stress|conserve|sample|steal|private|plm|memory|forkrace|hold [S]|churn MS FILE\n");
+		fprintf(stderr, "usage: vperf-kmod-thread api|single|migrate [MS]|split|sleep|read|inherit|attach|doorbell|exits|events|guest|steal-guest|hostcs|mux|stress|conserve|sample|steal|private|plm|memory|evquota|forkrace|hold [S]|churn MS FILE\n");
 		return 2;
 	}
 	printf("kmod-thread: %s %s\n", mode, fails ? "FAILED" : "PASSED");

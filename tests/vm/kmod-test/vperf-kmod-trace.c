@@ -47,6 +47,8 @@
  *   sampler  at kernel.perf_event_paranoid >= 2 an unprivileged trace sampler
  *            needs VPERF_TRACE_SAMPLER_USER (EACCES without); root and
  *            paranoid 1 do not
+ *   markquota one user maps at most max_user_kb of marker buffers (EDQUOT),
+ *            and root still gets one from the pool
  *   exitdrain stress: processes exit while their marker file is released:
  *            every marker copied
  *   stats    print trace_stats
@@ -60,6 +62,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -993,6 +996,22 @@ static int set_perf_paranoid(int v)
 	return fclose(f) ? -errno : 0;
 }
 
+static long read_param(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 /* A trace sampler on the caller (cpu-clock every 10 ms) with flags: 0, or -errno. */
 static int sampler_try(uint32_t flags)
 {
@@ -1066,6 +1085,97 @@ static void test_sampler(void)
 		 "root %s; as uid 65534 at paranoid 1 %s", level < 2 ? 2 : level, err_name(r[0]), err_name(r[1]),
 		 err_name(mine), err_name(r1[0]));
 	check(r[0] == -EACCES && !r[1] && !mine && !r1[0] && perf_paranoid() == level, "sampler", what);
+}
+
+/*
+ * markquota: one user cannot take the whole marker pool.  With the pool at
+ * 2048 KiB (max_mark_kb) and one user's files at 1024 KiB (max_user_kb),
+ * uid 65534's threads map three 64-page buffers (260 KiB each) and get
+ * EDQUOT for the fourth; root then maps one.
+ */
+#define MQ_THREADS	8
+#define MQ_LEN		((1 + 64) * 4096)
+
+static int mq_fd, mq_ret[MQ_THREADS];
+static sem_t mq_mapped, mq_release;
+
+static void *mq_run(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	void *m = mmap(NULL, MQ_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, mq_fd, VPERF_MARK_PGOFF * 4096);
+
+	mq_ret[i] = m == MAP_FAILED ? -errno : 0;
+	sem_post(&mq_mapped);
+	sem_wait(&mq_release);
+	return NULL;
+}
+
+static void test_markquota(void)
+{
+	long old_pool = read_param("max_mark_kb"), old_user = read_param("max_user_kb");
+	int res[2], go[2], status, ok = 0, err = 0, set, mine, r[MQ_THREADS];
+	char what[400];
+	pid_t child;
+	void *m;
+
+	set = write_param("max_mark_kb", 2048);
+	set = set ? set : write_param("max_user_kb", 1024);
+	if (pipe(res) || pipe(go))
+		return;
+	child = fork();
+	if (child == 0) {
+		pthread_t th[MQ_THREADS];
+		char c;
+
+		become_nobody();
+		mq_fd = open("/dev/" VPERF_DEV_NAME, O_RDWR);
+		sem_init(&mq_mapped, 0, 0);
+		sem_init(&mq_release, 0, 0);
+		for (int i = 0; i < MQ_THREADS; i++) {
+			pthread_create(&th[i], NULL, mq_run, (void *)(intptr_t)i);
+			sem_wait(&mq_mapped);
+		}
+		if (write(res[1], mq_ret, sizeof(mq_ret)) != (ssize_t)sizeof(mq_ret))
+			_exit(3);
+		/* the buffers stay until root has mapped its own */
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		for (int i = 0; i < MQ_THREADS; i++)
+			sem_post(&mq_release);
+		for (int i = 0; i < MQ_THREADS; i++)
+			pthread_join(th[i], NULL);
+		_exit(0);
+	}
+	for (int i = 0; i < MQ_THREADS; i++)
+		r[i] = 1;
+	if (read(res[0], r, sizeof(r)) != (ssize_t)sizeof(r))
+		check(0, "markquota", "the unprivileged process did not report");
+	{
+		int f = open("/dev/" VPERF_DEV_NAME, O_RDWR);
+
+		m = mmap(NULL, MQ_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, f, VPERF_MARK_PGOFF * 4096);
+		mine = m == MAP_FAILED ? -errno : 0;
+		if (m != MAP_FAILED)
+			munmap(m, MQ_LEN);
+		close(f);
+	}
+	if (write(go[1], "x", 1) != 1)
+		check(0, "markquota", "releasing the unprivileged process");
+	waitpid(child, &status, 0);
+	if (old_pool >= 0)
+		write_param("max_mark_kb", old_pool);
+	if (old_user >= 0)
+		write_param("max_user_kb", old_user);
+	for (int i = 0; i < MQ_THREADS; i++) {
+		if (!r[i])
+			ok++;
+		else if (!err)
+			err = r[i];
+	}
+	snprintf(what, sizeof(what), "max_mark_kb 2048, max_user_kb 1024 (set: %s): uid 65534's threads mapped "
+		 "%d of %d marker buffers of 260 KiB, then %s; root's then: %s", set ? strerror(-set) : "ok", ok,
+		 MQ_THREADS, err ? err_name(err) : "none refused", err_name(mine));
+	check(!set && ok == 3 && err == -EDQUOT && !mine, "markquota", what);
 }
 
 /*
@@ -1197,6 +1307,8 @@ int main(int argc, char **argv)
 		test_cost();
 	else if (!strcmp(mode, "sampler"))
 		test_sampler();
+	else if (!strcmp(mode, "markquota"))
+		test_markquota();
 	else if (!strcmp(mode, "exitdrain"))
 		test_exitdrain();
 	else if (!strcmp(mode, "stats")) {
@@ -1204,7 +1316,7 @@ int main(int argc, char **argv)
 		return 0;
 	} else {
 		fprintf(stderr, "usage: vperf-kmod-trace on|marks [N]|wrap|lost|sleep|hostile|sample|procs|irq|off|"
-			"loaded|cost|sampler|exitdrain|stats\n");
+			"loaded|cost|sampler|markquota|exitdrain|stats\n");
 		return 2;
 	}
 	printf("kmod-trace: %s %s\n", mode, fails ? "FAILED" : "PASSED");
