@@ -427,7 +427,7 @@ static struct vperf_mark *mark_alloc(struct file *file, u32 pages)
 	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
 	if (!m)
 		goto unaccount;
-	/* charged to the memory cgroup, unlike vmalloc_user(): mapped page by page (vperf_mark_mmap) */
+	/* charged to the memory cgroup, unlike vmalloc_user(); mapped page by page */
 	m->hdr = __vmalloc((size_t)(1 + pages) * PAGE_SIZE, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!m->hdr) {
 		kfree(m);

@@ -757,8 +757,8 @@ static int vperf_desc_check(const struct vperf_event_desc *d)
  * faults on the host, never what the guest kernel executes.
  */
 static const char *const vperf_host_sw[] = {
-	"task-clock", "cpu-clock", "context-switches", "cpu-migrations", "page-faults", "minor-faults",
-	"major-faults",
+	"task-clock", "cpu-clock", "context-switches", "cpu-migrations", "page-faults",
+	"minor-faults", "major-faults",
 };
 
 bool vperf_desc_counts_kernel(const struct vperf_event_desc *d)
@@ -773,7 +773,7 @@ bool vperf_desc_counts_kernel(const struct vperf_event_desc *d)
 	for (i = 0; i < ARRAY_SIZE(vperf_host_sw); i++)
 		if (!strcmp(d->name, vperf_host_sw[i]))
 			return false;
-	/* [pmu::]event[:modifier[=value]]...: the modifiers, as libpfm4 reads them (case-insensitive) */
+	/* [pmu::]event[:modifier[=value]]...: the modifiers as libpfm4 reads them (any case) */
 	p = strstr(d->name, "::");
 	p = strchr(p ? p + 2 : d->name, ':');
 	while (p) {
@@ -788,7 +788,7 @@ bool vperf_desc_counts_kernel(const struct vperf_event_desc *d)
 			plm = true;
 		} else if (nlen == 1 && tolower(*tok) == 'k') {
 			plm = true;
-			/* k=0, k=n, k=f: kernel mode left out; any other value, or none, counts it */
+			/* k=0, k=n, k=f: no kernel mode; any other value, or none, counts it */
 			if (!eq || len != 3 || !strchr("0nNfF", eq[1]))
 				kernel = true;
 		}
@@ -904,7 +904,8 @@ static int vperf_event_claim(const struct vperf_event_desc *d, struct vperf_even
 	return e;
 }
 
-int vperf_events_get(struct vperf_user *u, const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *bad)
+int vperf_events_get(struct vperf_user *u, const struct vperf_event_desc *ev, u32 n, u8 *slots,
+		     u32 *bad)
 {
 	struct vperf_event_desc *scratch;
 	u32 i;
@@ -924,8 +925,10 @@ int vperf_events_get(struct vperf_user *u, const struct vperf_event_desc *ev, u3
 	mutex_lock(&vperf_slots_lock);
 	for (i = 0; i < n; i++) {
 		/* one user holds at most max_user_events entries: the others need theirs */
-		ret = vperf_user_event_ok(u, vperf_event_find(&ev[i])) ? vperf_event_claim(&ev[i], scratch) :
-									-EDQUOT;
+		if (vperf_user_event_ok(u, vperf_event_find(&ev[i])))
+			ret = vperf_event_claim(&ev[i], scratch);
+		else
+			ret = -EDQUOT;
 		if (ret < 0) {
 			*bad = i;
 			vperf_events_put(u, slots, i);

@@ -429,10 +429,11 @@ static void vperf_thread_free_rcu(struct rcu_head *rcu)
 	kfree(t);
 }
 
-/* What a context charges its file's user while it lives: itself, its page, its ring (pages, or 0). */
+/* What a live context charges its file's user: itself, its page, its ring (or 0 pages). */
 static size_t vperf_thread_bytes(u32 ring_pages)
 {
-	return sizeof(struct vperf_thread) + PAGE_SIZE + ring_pages * (PAGE_SIZE + sizeof(struct page *));
+	return sizeof(struct vperf_thread) + PAGE_SIZE +
+	       ring_pages * (PAGE_SIZE + sizeof(struct page *));
 }
 
 /* ...and its row, until the file's release */
@@ -501,7 +502,7 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 	return t;
 }
 
-/* A context that never went live (lost a race, over the limit); its event references are the caller's. */
+/* A context that never went live (lost a race, over a limit); its events are the caller's. */
 static void vperf_thread_discard(struct vperf_thread *t)
 {
 	vperf_ring_free(t);
@@ -1175,7 +1176,7 @@ long vperf_ioctl_thread_read(struct file *file)
 	return t ? 0 : -ENOENT;
 }
 
-/* Under vperf_threads_lock: r as THREAD_LIST gives it; a live context's page copied with the seq protocol. */
+/* Under vperf_threads_lock: r as THREAD_LIST gives it (a live context's page: seq protocol). */
 static void vperf_thread_row(const struct vperf_row *r, struct vperf_thread_row *row)
 {
 	const struct vperf_thread_page *tp;

@@ -32,13 +32,14 @@
 
 static unsigned int max_user_kb = 65536;
 module_param(max_user_kb, uint, 0644);
-MODULE_PARM_DESC(max_user_kb, "KiB one user's open /dev/vperf files may hold at once: context pages, sample "
-		 "rings, rows of ended contexts, marker buffers (default 65536); more is EDQUOT");
+MODULE_PARM_DESC(max_user_kb, "KiB one user's open /dev/vperf files may hold at once: "
+		 "context pages, sample rings, rows of ended contexts, marker buffers "
+		 "(default 65536); more is EDQUOT");
 
 static unsigned int max_user_events = 32;
 module_param(max_user_events, uint, 0644);
-MODULE_PARM_DESC(max_user_events, "entries of the 64-entry event table (beyond the 3 fixed events) one user's "
-		 "contexts may hold at once (default 32); more is EDQUOT");
+MODULE_PARM_DESC(max_user_events, "entries of the 64-entry event table (beyond the 3 fixed "
+		 "events) one user's contexts may hold at once (default 32); more is EDQUOT");
 
 struct vperf_user {
 	struct hlist_node node;		/* vperf_users */
@@ -123,13 +124,15 @@ bool vperf_user_event_ok(const struct vperf_user *u, int e)
 
 void vperf_user_event_ref(struct vperf_user *u, u8 e)
 {
-	if (e >= VPERF_FIXED_SLOTS && e < VPERF_MAX_EVENTS && atomic_inc_return(&u->ev_refs[e]) == 1)
+	if (e >= VPERF_FIXED_SLOTS && e < VPERF_MAX_EVENTS &&
+	    atomic_inc_return(&u->ev_refs[e]) == 1)
 		atomic_inc(&u->nr_events);
 }
 
 void vperf_user_event_unref(struct vperf_user *u, u8 e)
 {
-	if (e >= VPERF_FIXED_SLOTS && e < VPERF_MAX_EVENTS && atomic_dec_return(&u->ev_refs[e]) == 0)
+	if (e >= VPERF_FIXED_SLOTS && e < VPERF_MAX_EVENTS &&
+	    atomic_dec_return(&u->ev_refs[e]) == 0)
 		atomic_dec(&u->nr_events);
 }
 
@@ -146,7 +149,8 @@ static int users_get(char *buf, const struct kernel_param *kp)
 			break;	/* a page is what sysfs gives */
 		n += sysfs_emit_at(buf, n, "uid %u kb %ld events %d\n",
 				   from_kuid_munged(&init_user_ns, u->uid),
-				   DIV_ROUND_UP(atomic_long_read(&u->bytes), 1024), atomic_read(&u->nr_events));
+				   DIV_ROUND_UP(atomic_long_read(&u->bytes), 1024),
+				   atomic_read(&u->nr_events));
 	}
 	spin_unlock_irqrestore(&vperf_users_lock, flags);
 	return n;
@@ -154,5 +158,5 @@ static int users_get(char *buf, const struct kernel_param *kp)
 
 static const struct kernel_param_ops users_ops = { .get = users_get };
 module_param_cb(users, &users_ops, NULL, 0400);
-MODULE_PARM_DESC(users, "users with an open file: \"uid U kb K events E\", what each holds against max_user_kb "
-		 "and max_user_events (read only, root)");
+MODULE_PARM_DESC(users, "users with an open file: \"uid U kb K events E\", what each holds "
+		 "against max_user_kb and max_user_events (read only, root)");

@@ -111,7 +111,8 @@ void vperf_snap_page(const struct vperf_vcpu_page *vp, struct vperf_snap *snap);
  * every vCPU; -EDQUOT past max_user_events), hold more users (any context),
  * release
  */
-int vperf_events_get(struct vperf_user *u, const struct vperf_event_desc *ev, u32 n, u8 *ids, u32 *bad);
+int vperf_events_get(struct vperf_user *u, const struct vperf_event_desc *ev, u32 n, u8 *ids,
+		     u32 *bad);
 void vperf_events_hold(struct vperf_user *u, const u8 *ids, u32 n);
 void vperf_events_put(struct vperf_user *u, const u8 *ids, u32 n);
 /*
@@ -201,7 +202,7 @@ s64 vperf_trace_flush(void);	/* preemption off, not in NMI: this CPU's ring */
 void vperf_trace_sample(struct pt_regs *regs, const u64 *counts, u32 nr);	/* NMI */
 long vperf_ioctl_trace_sample(struct file *file, const void __user *uarg);
 int vperf_may_monitor(struct task_struct *task);
-bool vperf_may_count_kernel(void);	/* perf_allow_kernel(): CAP_PERFMON, or perf_event_paranoid < 2 */
+bool vperf_may_count_kernel(void);	/* perf_allow_kernel(): CAP_PERFMON or paranoid < 2 */
 void vperf_trace_sample_release(struct file *file);
 
 /* mark.c: user-space markers */
@@ -214,7 +215,7 @@ long vperf_ioctl_mark_flush(void);
 int vperf_mark_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* user.c: per-user limits (max_user_kb, max_user_events) */
-struct vperf_user *vperf_user_get(void);	/* current's real uid; process context; NULL: no memory */
+struct vperf_user *vperf_user_get(void);	/* current's real uid; process context */
 void vperf_user_hold(struct vperf_user *u);
 void vperf_user_put(struct vperf_user *u);	/* any context; NULL: nothing */
 int vperf_user_charge(struct vperf_user *u, size_t bytes);	/* 0 or -EDQUOT; any context */

@@ -288,19 +288,20 @@ _Static_assert(sizeof(struct vperf_thread_list) == VPERF_THREAD_LIST_SIZE_VER0,
 /*
  * Errors: EINVAL bad size or flags, a malformed event; EBUSY the thread already has a context
  * (on any file); ESRCH no such thread, or one that is exiting; EACCES the paranoid setting forbids
- * it; ENODEV no vCPU counters here; ENOENT no context of the calling thread
- * on this file (READ, STOP, mmap); ENOSPC the file had max_threads contexts; EDQUOT the file's
- * user holds its share of memory already (max_user_kb: pages, rings, rows, marker buffers of all
- * its files), or, for an event, of the event table (max_user_events).  For an event (bad_event says which): EACCES an event that may
- * count guest kernel mode (a PERF event other than the host's software ones: task-clock, cpu-clock,
- * context-switches, cpu-migrations, page-faults, minor-faults, major-faults, unless its libpfm4
- * modifiers make it user mode only, such as ":u") while kernel.perf_event_paranoid is 2 or more
- * and the caller has neither CAP_PERFMON nor CAP_SYS_ADMIN (perf's rule); E2BIG more than
- * VPERF_THREAD_MAX_COUNTERS; ENOSPC the module follows 64 distinct events for the live contexts
- * already (the vCPUs count 16 at once, and take turns beyond: counts then have running <
- * enabled, to be scaled); the host's refusals as in docs/abi.md 2.3: ENOENT an unknown
- * name, ENODEV not countable on this host (a hardware event without a host PMU), EPERM
- * the host's allowlist refuses it.
+ * it; ENODEV no vCPU counters here; ENOENT no context of the calling thread on this file (READ,
+ * STOP, mmap); ENOSPC the file had max_threads contexts; EDQUOT the file's user holds its share of
+ * memory already (module parameter max_user_kb: the pages, rings, rows and marker buffers of all
+ * its files).  For an event (bad_event says which): EACCES an event that may count guest kernel
+ * mode (a PERF event other than the host's software ones, task-clock, cpu-clock,
+ * context-switches, cpu-migrations, page-faults, minor-faults and major-faults, unless its
+ * libpfm4 modifiers make it user mode only, such as ":u") while kernel.perf_event_paranoid is 2
+ * or more and the caller has neither CAP_PERFMON nor CAP_SYS_ADMIN (perf's rule); E2BIG more
+ * than VPERF_THREAD_MAX_COUNTERS; ENOSPC the module follows 64 distinct events for the live
+ * contexts already (the vCPUs count 16 at once, and take turns beyond: counts then have running
+ * < enabled, to be scaled); EDQUOT the file's user's contexts hold their share of them already
+ * (max_user_events); the host's refusals as in docs/abi.md 2.3: ENOENT an unknown name, ENODEV
+ * not countable on this host (a hardware event without a host PMU), EPERM the host's allowlist
+ * refuses it.
  */
 #define VPERF_IOC_THREAD_START	_IOWR(VPERF_IOC_MAGIC, 0x01, struct vperf_thread_start)
 #define VPERF_IOC_THREAD_STOP	_IO(VPERF_IOC_MAGIC, 0x02)
@@ -417,8 +418,8 @@ _Static_assert(__builtin_offsetof(struct vperf_mark_buf, head) == 16, "mark head
 #define VPERF_TRACE_SAMPLER_FREQ	(1u << 0)	/* period is a frequency, Hz */
 #define VPERF_TRACE_SAMPLER_CALLCHAIN	(1u << 1)	/* the user callchain too */
 #define VPERF_TRACE_SAMPLER_USER	(1u << 2)	/* user mode only (exclude_kernel) */
-#define VPERF_TRACE_SAMPLER_FLAGS	(VPERF_TRACE_SAMPLER_FREQ | VPERF_TRACE_SAMPLER_CALLCHAIN | \
-					 VPERF_TRACE_SAMPLER_USER)
+#define VPERF_TRACE_SAMPLER_FLAGS	\
+	(VPERF_TRACE_SAMPLER_FREQ | VPERF_TRACE_SAMPLER_CALLCHAIN | VPERF_TRACE_SAMPLER_USER)
 #define VPERF_TRACE_SAMPLER_MAX_FREQ	100000
 
 struct vperf_trace_sampler {

@@ -550,10 +550,11 @@ static int event_fail(struct vperf_evset *es, int err, int k)
 					"vperf::' in this guest shows what it offers)", name);
 		break;
 	case EACCES:
-		ret = vperf__evset_fail(es, err, "'%s' may count the guest kernel, which vperf_guest.ko "
-					"allows only with CAP_PERFMON (or CAP_SYS_ADMIN) while "
-					"kernel.perf_event_paranoid is 2 or more, as perf does: count "
-					"user mode only with the ':u' modifier, or run as root", name);
+		ret = vperf__evset_fail(es, err, "'%s' may count the guest kernel, which "
+					"vperf_guest.ko allows only with CAP_PERFMON (or "
+					"CAP_SYS_ADMIN) while kernel.perf_event_paranoid is 2 or "
+					"more, as perf does: count user mode only with the ':u' "
+					"modifier, or run as root", name);
 		break;
 	case ENOSPC:
 		ret = vperf__evset_fail(es, err, "'%s' cannot be counted now: vperf_guest.ko "
@@ -566,9 +567,10 @@ static int event_fail(struct vperf_evset *es, int err, int k)
 					"per thread", PV_NR);
 		break;
 	case EDQUOT:
-		ret = vperf__evset_fail(es, err, "'%s' cannot be counted now: this user's contexts "
-					"already hold as many distinct events as vperf_guest.ko gives one "
-					"user (its 'max_user_events' parameter)", name);
+		ret = vperf__evset_fail(es, err, "'%s' cannot be counted now: this user's "
+					"contexts already hold as many distinct events as "
+					"vperf_guest.ko gives one user (its 'max_user_events' "
+					"parameter)", name);
 		break;
 	default:
 		ret = vperf__evset_fail(es, err, "vperf_guest.ko refused '%s': %s", name,
@@ -607,7 +609,8 @@ static bool user_only_retry(struct vperf_evset *es, int k)
 		if (!es->events[e].virt || es->events[e].ctr != k)
 			continue;
 		es->events[e].user_only_fallback = true;
-		pr_info("%s: counting user space only (kernel.perf_event_paranoid)\n", es->events[e].name);
+		pr_info("%s: counting user space only (kernel.perf_event_paranoid)\n",
+			es->events[e].name);
 	}
 	return true;
 }
