@@ -21,7 +21,9 @@
  * holds the file, so the file's release (which frees its buffers, after a
  * last drain) comes after every mapping is gone.  Drains of one buffer
  * never overlap: each takes its busy flag (trylock; a switch-out that finds
- * it taken leaves the copy to the next occasion).
+ * it taken leaves the copy to the next occasion).  The flag is only ever
+ * held with preemption off, because the exit probe (preemption off) spins
+ * on it: a holder preempted on the spinner's CPU would never run again.
  */
 #include <linux/atomic.h>
 #include <linux/fs.h>
@@ -46,7 +48,7 @@
 static unsigned int max_mark_kb = 262144;
 module_param(max_mark_kb, uint, 0644);
 MODULE_PARM_DESC(max_mark_kb, "KiB all marker buffers together may take (default 262144); "
-		 "a mapping past it gets ENOMEM");
+		 "a mapping past it gets ENOMEM (past the user's max_user_kb: EDQUOT)");
 
 /* Bytes a drain of a released buffer copies between two preemption points. */
 #define VPERF_MARK_CHUNK	65536u
@@ -55,11 +57,12 @@ struct vperf_mark {
 	struct hlist_node node;		/* vperf_marks while the thread lives (RCU) */
 	struct list_head all;		/* vperf_marks_all */
 	struct file *file;		/* the file it was first mapped from */
+	struct vperf_user *user;	/* the file's user, charged for it (a reference) */
 	struct task_struct *task;	/* the thread: a reference while live */
 	bool live;			/* on the hash */
 	bool done;			/* the last drain is over: none after it */
 	u32 pid, tid;			/* the thread's ids, as of the last drain */
-	struct vperf_mark_buf *hdr;	/* vmalloc_user(): the header page, then the data */
+	struct vperf_mark_buf *hdr;	/* vmalloc'd, zeroed: the header page, then the data */
 	unsigned char *data;
 	u64 data_size;
 	u32 pages;			/* data pages */
@@ -94,11 +97,19 @@ static struct vperf_mark *mark_find(const struct task_struct *task)
 	return NULL;
 }
 
+/* What a buffer of pages data pages charges its file's user. */
+static size_t mark_bytes(u32 pages)
+{
+	return sizeof(struct vperf_mark) + (size_t)(1 + pages) * PAGE_SIZE;
+}
+
 static void mark_free_rcu(struct rcu_head *rcu)
 {
 	struct vperf_mark *m = container_of(rcu, struct vperf_mark, rcu);
 
 	atomic_long_sub(1 + m->pages, &vperf_mark_pages);
+	vperf_user_uncharge(m->user, mark_bytes(m->pages));
+	vperf_user_put(m->user);
 	vfree(m->hdr);		/* from softirq: vfree() defers the unmapping itself */
 	kfree(m);
 }
@@ -301,24 +312,31 @@ void vperf_mark_task_exit(struct task_struct *task)
 	rcu_read_unlock();
 }
 
-/* Process context, m->busy not held: the last drain, in chunks with preemption points between. */
+/*
+ * Process context, m->busy not held: the last drain, in chunks with
+ * preemption points between.  Preemption goes off before the flag is taken
+ * and comes back after it is dropped: the exiting thread's probe spins on
+ * the flag with preemption off, on any CPU, so a holder must never be
+ * preempted.  Every holder runs with preemption off, for a bounded copy,
+ * so this spin ends too.
+ */
 static void mark_drain_final(struct vperf_mark *m)
 {
-	bool more = true;
+	bool more = true, done;
 
 	while (more) {
+		preempt_disable();
 		while (!mark_trylock(m))
 			cpu_relax();
-		if (m->done) {
-			mark_unlock(m);
-			return;
+		done = m->done;
+		if (!done) {
+			more = mark_copy(m, VPERF_MARK_CHUNK, true);
+			m->done = !more;
 		}
-		preempt_disable();
-		more = mark_copy(m, VPERF_MARK_CHUNK, true);
-		if (!more)
-			m->done = true;
-		preempt_enable();
 		mark_unlock(m);
+		preempt_enable();
+		if (done)
+			return;
 		cond_resched();
 	}
 }
@@ -389,17 +407,28 @@ long vperf_ioctl_mark_flush(void)
 	return 0;
 }
 
+/*
+ * A buffer for file: the file's user's share first (EDQUOT: one user
+ * cannot take the whole pool), then the pool's (ENOMEM).
+ */
 static struct vperf_mark *mark_alloc(struct file *file, u32 pages)
 {
+	struct vperf_user *u = vperf_file_user(file);
 	struct vperf_mark *m;
+	int ret;
 
+	ret = vperf_user_charge(u, mark_bytes(pages));
+	if (ret)
+		return ERR_PTR(ret);
+	ret = -ENOMEM;
 	if (atomic_long_add_return(1 + pages, &vperf_mark_pages) >
 	    (long)(READ_ONCE(max_mark_kb) / (PAGE_SIZE / 1024)))
 		goto unaccount;
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
 	if (!m)
 		goto unaccount;
-	m->hdr = vmalloc_user((size_t)(1 + pages) * PAGE_SIZE);	/* zeroed, mappable */
+	/* charged to the memory cgroup, unlike vmalloc_user(); mapped page by page */
+	m->hdr = __vmalloc((size_t)(1 + pages) * PAGE_SIZE, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!m->hdr) {
 		kfree(m);
 		goto unaccount;
@@ -411,13 +440,16 @@ static struct vperf_mark *mark_alloc(struct file *file, u32 pages)
 	m->hdr->version = VPERF_MARK_BUF_VERSION;
 	m->hdr->data_size = m->data_size;
 	m->file = file;
+	m->user = u;
+	vperf_user_hold(u);
 	refcount_set(&m->ref, 1);
 	mark_ids(m, current);
 	return m;
 
 unaccount:
 	atomic_long_sub(1 + pages, &vperf_mark_pages);
-	return NULL;
+	vperf_user_uncharge(u, mark_bytes(pages));
+	return ERR_PTR(ret);
 }
 
 /*
@@ -429,7 +461,7 @@ int vperf_mark_mmap(struct file *file, struct vm_area_struct *vma)
 	unsigned long len = vma->vm_end - vma->vm_start;
 	struct vperf_mark *m, *nm = NULL;
 	int ret = 0;
-	u32 pages;
+	u32 pages, i;
 
 	if (len < 2 * PAGE_SIZE || len / PAGE_SIZE - 1 > VPERF_MARK_MAX_PAGES)
 		return -EINVAL;
@@ -451,8 +483,8 @@ int vperf_mark_mmap(struct file *file, struct vm_area_struct *vma)
 		return ret;	/* EBUSY: the thread's buffer is another file's */
 	if (!m) {
 		nm = mark_alloc(file, pages);
-		if (!nm)
-			return -ENOMEM;
+		if (IS_ERR(nm))
+			return PTR_ERR(nm);
 		spin_lock(&vperf_marks_lock);
 		m = mark_find(current);	/* only the thread itself adds its own: still none */
 		if (m || (current->flags & PF_EXITING)) {
@@ -471,6 +503,8 @@ int vperf_mark_mmap(struct file *file, struct vm_area_struct *vma)
 		spin_unlock(&vperf_marks_lock);
 		if (nm) {	/* never published: nobody else saw it */
 			atomic_long_sub(1 + nm->pages, &vperf_mark_pages);
+			vperf_user_uncharge(nm->user, mark_bytes(nm->pages));
+			vperf_user_put(nm->user);
 			vfree(nm->hdr);
 			kfree(nm);
 		}
@@ -479,5 +513,8 @@ int vperf_mark_mmap(struct file *file, struct vm_area_struct *vma)
 	}
 	/* m is this file's: it lives at least as long as the file, which this mmap holds */
 	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
-	return remap_vmalloc_range(vma, m->hdr, 0);
+	for (i = 0; i <= pages && !ret; i++)	/* vm_insert_page() takes its own references */
+		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE,
+				     vmalloc_to_page((char *)m->hdr + i * PAGE_SIZE));
+	return ret;
 }

@@ -9,6 +9,7 @@
  * every CPU already up and cpuhp_remove_state() the offline one on each.
  */
 #include <linux/cpu.h>
+#include <linux/ctype.h>
 #include <linux/cpuhotplug.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
@@ -750,6 +751,53 @@ static int vperf_desc_check(const struct vperf_event_desc *d)
 	}
 }
 
+/*
+ * The host's software events of the vCPU thread (docs/abi.md 2.3), by the
+ * exact names it lists: they count the vCPU thread's time, switches and
+ * faults on the host, never what the guest kernel executes.
+ */
+static const char *const vperf_host_sw[] = {
+	"task-clock", "cpu-clock", "context-switches", "cpu-migrations", "page-faults",
+	"minor-faults", "major-faults",
+};
+
+bool vperf_desc_counts_kernel(const struct vperf_event_desc *d)
+{
+	bool plm = false, kernel = false;
+	const char *p, *tok, *end, *eq;
+	size_t len, nlen;
+	u32 i;
+
+	if (d->source != VPERF_SRC_PERF || !memchr(d->name, '\0', sizeof(d->name)))
+		return false;	/* not a guest-mode count; a malformed name is EINVAL later */
+	for (i = 0; i < ARRAY_SIZE(vperf_host_sw); i++)
+		if (!strcmp(d->name, vperf_host_sw[i]))
+			return false;
+	/* [pmu::]event[:modifier[=value]]...: the modifiers as libpfm4 reads them (any case) */
+	p = strstr(d->name, "::");
+	p = strchr(p ? p + 2 : d->name, ':');
+	while (p) {
+		tok = p + 1;
+		end = strchrnul(tok, ':');
+		len = end - tok;
+		eq = memchr(tok, '=', len);
+		nlen = eq ? eq - tok : len;
+		if (!len)
+			return true;	/* "::" again: nothing to read with confidence */
+		if (nlen == 1 && (tolower(*tok) == 'u' || tolower(*tok) == 'h')) {
+			plm = true;
+		} else if (nlen == 1 && tolower(*tok) == 'k') {
+			plm = true;
+			/* k=0, k=n, k=f: no kernel mode; any other value, or none, counts it */
+			if (!eq || len != 3 || !strchr("0nNfF", eq[1]))
+				kernel = true;
+		}
+		p = *end ? end : NULL;
+	}
+	/* no privilege-level modifier: libpfm4's default counts user and kernel mode */
+	return kernel || !plm;
+}
+
 static bool vperf_slots_assign(bool advance);
 
 /* Under vperf_slots_lock: is event e on a slot of the vCPUs? */
@@ -772,6 +820,17 @@ static u32 vperf_events_live(u8 *ids)
 		if (vperf_evtab[e].desc.source && atomic_read(&vperf_evtab[e].users))
 			ids[n++] = e;
 	return n;
+}
+
+/* Under vperf_slots_lock: the entry counting d, or -1. */
+static int vperf_event_find(const struct vperf_event_desc *d)
+{
+	u32 e;
+
+	for (e = 0; e < VPERF_MAX_EVENTS; e++)
+		if (vperf_evtab[e].desc.source && vperf_desc_same(&vperf_evtab[e].desc, d))
+			return e;
+	return -1;
 }
 
 /*
@@ -845,7 +904,8 @@ static int vperf_event_claim(const struct vperf_event_desc *d, struct vperf_even
 	return e;
 }
 
-int vperf_events_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *bad)
+int vperf_events_get(struct vperf_user *u, const struct vperf_event_desc *ev, u32 n, u8 *slots,
+		     u32 *bad)
 {
 	struct vperf_event_desc *scratch;
 	u32 i;
@@ -864,13 +924,18 @@ int vperf_events_get(const struct vperf_event_desc *ev, u32 n, u8 *slots, u32 *b
 		return -ENOMEM;
 	mutex_lock(&vperf_slots_lock);
 	for (i = 0; i < n; i++) {
-		ret = vperf_event_claim(&ev[i], scratch);
+		/* one user holds at most max_user_events entries: the others need theirs */
+		if (vperf_user_event_ok(u, vperf_event_find(&ev[i])))
+			ret = vperf_event_claim(&ev[i], scratch);
+		else
+			ret = -EDQUOT;
 		if (ret < 0) {
 			*bad = i;
-			vperf_events_put(slots, i);
+			vperf_events_put(u, slots, i);
 			break;
 		}
 		slots[i] = ret;
+		vperf_user_event_ref(u, ret);
 		ret = 0;
 	}
 	mutex_unlock(&vperf_slots_lock);
@@ -918,13 +983,20 @@ static void vperf_rotate_fn(struct work_struct *work)
 	mutex_unlock(&vperf_slots_lock);
 }
 
-/* Any context: more users of events already claimed (an inherited context). */
-void vperf_events_hold(const u8 *ev, u32 n)
+/*
+ * Any context: more users of events already claimed (an inherited context).
+ * The caller must hold a reference on each for the duration (the parent's
+ * live context, under vperf_threads_lock): an event at 0 users may be
+ * trimmed and its entry reused by another event at any time.
+ */
+void vperf_events_hold(struct vperf_user *u, const u8 *ev, u32 n)
 {
 	u32 i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		atomic_inc(&vperf_evtab[ev[i]].users);
+		vperf_user_event_ref(u, ev[i]);
+	}
 }
 
 /*
@@ -953,13 +1025,16 @@ static void vperf_slots_trim_fn(struct work_struct *work)
 }
 
 /* Any context: the last user of an event has the vCPUs trimmed (vperf_slots_trim_fn). */
-void vperf_events_put(const u8 *ev, u32 n)
+void vperf_events_put(struct vperf_user *u, const u8 *ev, u32 n)
 {
 	bool idle = false;
 	u32 i;
 
 	for (i = 0; i < n; i++) {
-		int left = atomic_dec_return(&vperf_evtab[ev[i]].users);
+		int left;
+
+		vperf_user_event_unref(u, ev[i]);
+		left = atomic_dec_return(&vperf_evtab[ev[i]].users);
 
 		WARN_ON_ONCE(left < 0);
 		idle |= !left && ev[i] >= VPERF_FIXED_SLOTS;

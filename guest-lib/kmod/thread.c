@@ -10,15 +10,19 @@
  * another costs one hypercall: the snapshot that ends prev's slice is
  * next's base.  Switches between unmonitored threads cost a hash lookup.
  *
- * Contexts belong to a file: its list keeps every context it had, live or
- * finished, as the rows VPERF_IOC_THREAD_LIST reports, until the file is
+ * Contexts belong to a file: its list keeps a row for every context it
+ * had, live or ended, which VPERF_IOC_THREAD_LIST reports, until the file is
  * released.  A live context is also on the global hash (RCU, keyed by the
- * task, of which it holds a reference), where the probes find it.  It
- * leaves the hash at THREAD_STOP, at the thread's exit (sched_process_exit
- * accounts the last slice) and at the file's release, all under
- * vperf_threads_lock; only the release frees it, after an RCU grace period
- * that covers the probes (tracepoint probes run with preemption off).  The
- * page is freed by its last reference: a mapping holds one until munmap.
+ * task, of which it holds a reference), where the probes find it.  It ends
+ * at THREAD_STOP, at the thread's exit (sched_process_exit accounts the
+ * last slice) and at the file's release, all under vperf_threads_lock: it
+ * leaves the hash, its last counts are copied into its row (a few hundred
+ * bytes, what the rows need) and the context itself, its page and its
+ * sample ring are freed after an RCU grace period that covers the probes
+ * (tracepoint probes and NMIs run with preemption off).  A page or ring
+ * page that is mapped lives on until munmap: the mapping holds a reference.
+ * Everything is charged to the memory cgroup of the task it is allocated
+ * for (__GFP_ACCOUNT).
  *
  * Inheritance: sched_process_fork runs in the parent after the child is
  * created and before it is woken; a parent whose context has
@@ -57,6 +61,7 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include "vperf_guest.h"
 #include "vperf_guest_uapi.h"
@@ -76,22 +81,42 @@ module_param(max_threads, uint, 0644);
 MODULE_PARM_DESC(max_threads, "contexts one open /dev/vperf may have had (live and finished); more are counted lost");
 
 struct vperf_file {
-	struct list_head threads;	/* vperf_thread.file_node, in start order */
-	unsigned int nr;		/* contexts on the list */
+	struct list_head rows;		/* vperf_row.file_node, in start order */
+	unsigned int nr;		/* rows on the list */
 	u64 lost;			/* threads that got no context */
+	struct vperf_user *user;	/* who opened it: what it holds is charged there (user.c) */
+};
+
+/*
+ * A file's row of one context: the live context while there is one, then
+ * the counts it ended with.  Kept until the file's release.
+ */
+struct vperf_row {
+	struct list_head file_node;	/* vperf_file.rows */
+	struct vperf_thread *t;		/* the live context, NULL once it ended */
+	struct pid *pid, *tgid;		/* for THREAD_LIST, in the reader's namespace */
+	u32 flags;			/* VPERF_ROW_* once it ended */
+	u32 nr;				/* counters */
+	char comm[TASK_COMM_LEN];	/* the name when it ended */
+	u64 switches, host_ns, guest_ns, sched_ns;	/* the page's, at the end */
+	struct vperf_thread_counter counters[];		/* nr of them */
 };
 
 struct vperf_thread {
 	struct hlist_node node;		/* vperf_threads while live, RCU */
-	struct list_head file_node;	/* vperf_file.threads */
+	struct vperf_row *row;		/* its row on the file */
 	struct vperf_file *vf;		/* the file it belongs to */
 	struct task_struct *task;	/* the key; a reference while live */
-	struct pid *pid, *tgid;		/* for the rows, in the reader's namespace */
 	struct page *page;		/* the thread page; one reference */
 	struct vperf_thread_page *tp;	/* its kernel address */
 	u32 flags;			/* VPERF_THREAD_* */
-	u32 row_flags;			/* VPERF_ROW_* once finished */
-	char comm[TASK_COMM_LEN];	/* the name when it finished */
+	/*
+	 * Its starter may see what every thread does (vperf_may_see_all()):
+	 * the page publishes the raw vCPU values of each slice's base, and the
+	 * doorbell maps.  Raw values show what ran on the vCPU between the
+	 * thread's slices: other threads, other users.
+	 */
+	bool raw;
 	int base_cpu;			/* CPU of base[], -1: none */
 	u32 nr;				/* the context's counters (events) */
 	u8 ev[VPERF_THREAD_MAX_COUNTERS];	/* the event (pv.c's id) of each; one user reference
@@ -108,6 +133,7 @@ struct vperf_thread {
 	bool guest;
 	u8 kind[VPERF_THREAD_MAX_COUNTERS];	/* guest: VPERF_GK_* of counter i */
 	u64 base_steal;			/* guest: the CPU's steal at the base */
+	size_t charge;			/* charged to its file's user while live, besides its row */
 	struct vperf_counter_value base[VPERF_THREAD_MAX_COUNTERS];	/* counter i's slot then */
 	/* sampling (VPERF_THREAD_SAMPLE): NULL ring: none */
 	struct page **ring;		/* the header page, then the data pages */
@@ -252,13 +278,13 @@ static void vperf_thread_set_base(struct vperf_thread *t, const struct vperf_sna
 		/*
 		 * Published for the doorbell read, under seq (the thread is
 		 * not in user mode now), in the doorbell's terms: the host's
-		 * raw value, at slot s.
+		 * raw value, at slot s; only to a context that may see all.
 		 */
-		tp->base[i] = t->base[i].value - snap->adj[s];
+		tp->base[i] = t->raw ? t->base[i].value - snap->adj[s] : 0;
 		tp->slot[i] = s;
 	}
 	t->base_cpu = smp_processor_id();
-	tp->base_valid = valid;
+	tp->base_valid = t->raw && valid;
 	smp_wmb();
 	WRITE_ONCE(tp->seq, tp->seq + 1);
 }
@@ -393,23 +419,36 @@ static void vperf_ring_free(struct vperf_thread *t)
 	t->ring = NULL;
 }
 
+/* An ended context, a grace period later: no probe or NMI sees it any more. */
 static void vperf_thread_free_rcu(struct rcu_head *rcu)
 {
 	struct vperf_thread *t = container_of(rcu, struct vperf_thread, rcu);
 
 	vperf_ring_free(t);
 	put_page(t->page);
-	put_pid(t->pid);
-	put_pid(t->tgid);
 	kfree(t);
 }
 
-/*
- * A context for task, not yet on any list; gfp GFP_KERNEL in process
- * context, GFP_NOWAIT in a probe.  Takes a reference on the task; the
- * caller holds a user reference on each of the nr slots, which the context
- * owns from here (vperf_thread_finish and vperf_thread_discard put them).
- */
+/* What a live context charges its file's user: itself, its page, its ring (or 0 pages). */
+static size_t vperf_thread_bytes(u32 ring_pages)
+{
+	return sizeof(struct vperf_thread) + PAGE_SIZE +
+	       ring_pages * (PAGE_SIZE + sizeof(struct page *));
+}
+
+/* ...and its row, until the file's release */
+static size_t vperf_row_bytes(u32 nr)
+{
+	return struct_size((struct vperf_row *)NULL, counters, nr);
+}
+
+static void vperf_row_free(struct vperf_row *r)
+{
+	put_pid(r->pid);
+	put_pid(r->tgid);
+	kfree(r);
+}
+
 /* What a context counts: its events' slots, or (guest) their kinds and no slot. */
 struct vperf_ctx_events {
 	u32 nr;
@@ -418,19 +457,34 @@ struct vperf_ctx_events {
 	u8 kind[VPERF_THREAD_MAX_COUNTERS];
 };
 
+/*
+ * A context for task, not yet on any list; gfp GFP_KERNEL in process
+ * context, GFP_NOWAIT in a probe.  Takes a reference on the task.  The
+ * references on its events are the caller's business: once it is linked,
+ * the context owns one on each (vperf_thread_finish puts them).
+ */
 static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 flags,
 					       const struct vperf_ctx_events *ce, gfp_t gfp)
 {
 	struct vperf_thread *t;
 
+	gfp |= __GFP_ACCOUNT;
 	t = kzalloc(sizeof(*t), gfp);
 	if (!t)
 		return NULL;
+	t->row = kzalloc(struct_size(t->row, counters, ce->nr), gfp);
 	t->page = alloc_page(gfp | __GFP_ZERO);
-	if (!t->page) {
+	if (!t->row || !t->page) {
+		if (t->page)
+			__free_page(t->page);
+		kfree(t->row);
 		kfree(t);
 		return NULL;
 	}
+	t->row->t = t;
+	t->row->nr = ce->nr;
+	t->row->pid = get_task_pid(task, PIDTYPE_PID);
+	t->row->tgid = get_task_pid(task, PIDTYPE_TGID);
 	t->tp = page_address(t->page);
 	t->tp->size = sizeof(*t->tp);
 	t->tp->version = VPERF_THREAD_PAGE_VERSION;
@@ -443,22 +497,18 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 	memcpy(t->kind, ce->kind, ce->nr);
 	t->flags = flags;
 	t->base_cpu = -1;
-	t->pid = get_task_pid(task, PIDTYPE_PID);
-	t->tgid = get_task_pid(task, PIDTYPE_TGID);
 	get_task_struct(task);
 	t->task = task;
 	return t;
 }
 
-/* A context that never went live (lost a race, over the limit): its slot references go too. */
+/* A context that never went live (lost a race, over a limit); its events are the caller's. */
 static void vperf_thread_discard(struct vperf_thread *t)
 {
-	vperf_events_put(t->ev, t->guest ? 0 : t->nr);
 	vperf_ring_free(t);
 	put_task_struct(t->task);
 	put_page(t->page);
-	put_pid(t->pid);
-	put_pid(t->tgid);
+	vperf_row_free(t->row);
 	kfree(t);
 }
 
@@ -466,28 +516,61 @@ static void vperf_thread_discard(struct vperf_thread *t)
 static void vperf_thread_link(struct vperf_file *vf, struct vperf_thread *t)
 {
 	t->vf = vf;
-	list_add_tail(&t->file_node, &vf->threads);
+	list_add_tail(&t->row->file_node, &vf->rows);
 	vf->nr++;
 	atomic_inc(&vperf_nr_threads);
 	hash_add_rcu(vperf_threads, &t->node, (unsigned long)t->task);
 }
 
+/* The page's sums into r, with the seq protocol (a probe may be writing them on another CPU). */
+static void vperf_row_copy(struct vperf_row *r, const struct vperf_thread_page *tp)
+{
+	u32 seq, i;
+
+	do {
+		seq = smp_load_acquire(&tp->seq);
+		if (seq & 1) {
+			cpu_relax();
+			continue;
+		}
+		r->switches = READ_ONCE(tp->switches);
+		r->host_ns = READ_ONCE(tp->host_ns);
+		r->guest_ns = READ_ONCE(tp->guest_ns);
+		r->sched_ns = READ_ONCE(tp->sched_ns);
+		for (i = 0; i < r->nr; i++) {
+			r->counters[i].value = READ_ONCE(tp->counters[i].value);
+			r->counters[i].enabled = READ_ONCE(tp->counters[i].enabled);
+			r->counters[i].running = READ_ONCE(tp->counters[i].running);
+		}
+		smp_rmb();
+	} while ((seq & 1) || READ_ONCE(tp->seq) != seq);
+}
+
 /*
- * Under vperf_threads_lock: a live context ends; it stays on its file as a
- * final row.  The task reference goes: the key may be reused once the task
- * is freed, and the context is off the hash before that.
+ * Under vperf_threads_lock: a live context ends.  Its row keeps its last
+ * counts (final at STOP and exit: the thread runs here, so no probe writes
+ * its page now; at the file's release nobody reads the row again); the
+ * context, its page and its ring go after a grace period (a mapping keeps
+ * its pages).  The task reference goes: the key may be reused once the
+ * task is freed, and the context is off the hash before that.
  */
 static void vperf_thread_finish(struct vperf_thread *t, u32 row_flag)
 {
+	struct vperf_row *r = t->row;
+
 	hash_del_rcu(&t->node);
 	atomic_dec(&vperf_nr_threads);
-	get_task_comm(t->comm, t->task);
-	t->row_flags |= row_flag;
+	get_task_comm(r->comm, t->task);
+	r->flags |= row_flag;
+	vperf_row_copy(r, t->tp);
+	r->t = NULL;
 	put_task_struct(t->task);	/* never the last: the caller or the task holds one */
-	t->task = NULL;
-	vperf_events_put(t->ev, t->guest ? 0 : t->nr);
+	WRITE_ONCE(t->task, NULL);	/* a probe that found t before: it reads it once */
+	vperf_events_put(t->vf->user, t->ev, t->guest ? 0 : t->nr);
+	vperf_user_uncharge(t->vf->user, t->charge);	/* its row's stays */
 	if (t->ring)
-		vperf_sampling_put();	/* its ring stays readable until unmapped */
+		vperf_sampling_put();
+	call_rcu(&t->rcu, vperf_thread_free_rcu);
 }
 
 /* Account the running slice of current (this CPU) and start a new one. */
@@ -533,7 +616,23 @@ static void vperf_probe_process_exit(void *data, struct task_struct *task)
 	spin_unlock(&vperf_threads_lock);
 }
 
-/* sched_process_fork: in the parent, before the child runs.  Never sleeps. */
+/*
+ * sched_process_fork: in the parent, before the child runs.  Never sleeps.
+ *
+ * The child's context is allocated outside vperf_threads_lock and linked
+ * under it, and only there, with the parent's context found live (and the
+ * same one) under the lock, does it take its references on the events:
+ * the parent's context holds one on each, and it cannot end while the lock
+ * is held, so no event it counts can fall to 0 users, be trimmed and have
+ * its table entry given to another event before the child's references
+ * are taken.  (Taken under RCU alone, they could: the file's release on
+ * another CPU ends the parent's context and puts the last references, the
+ * trim frees the entry, a THREAD_START claims it for a new event and sets
+ * its count, and the child's increment then lands on, or is wiped from,
+ * someone else's event.)  The whole probe is one RCU read-side section, so
+ * the parent's context found first is not freed meanwhile and comparing
+ * pointers tells whether it is still the one live.
+ */
 static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 				     struct task_struct *child)
 {
@@ -546,48 +645,43 @@ static void vperf_probe_process_fork(void *data, struct task_struct *parent,
 	rcu_read_lock();
 	pt = vperf_thread_find(parent);
 	flags = pt ? READ_ONCE(pt->flags) & ~VPERF_THREAD_SAMPLE : 0;	/* children count, not sample */
-	if (flags & VPERF_THREAD_INHERIT) {
-		/* the parent's events (set at its start, never changed) and a reference on each slot */
-		ce.nr = pt->nr;
-		ce.guest = pt->guest;
-		memcpy(ce.ev, pt->ev, ce.nr);
-		memcpy(ce.kind, pt->kind, ce.nr);
-		if (!ce.guest)
-			vperf_events_hold(ce.ev, ce.nr);
-	}
-	rcu_read_unlock();
 	if (!(flags & VPERF_THREAD_INHERIT))
-		return;
-
+		goto unlock_rcu;
+	/* the parent's events: set at its start, never changed */
+	ce.nr = pt->nr;
+	ce.guest = pt->guest;
+	memcpy(ce.ev, pt->ev, ce.nr);
+	memcpy(ce.kind, pt->kind, ce.nr);
 	ct = vperf_thread_alloc(child, flags, &ce, GFP_NOWAIT | __GFP_NOWARN);
-	if (!ct && !ce.guest)
-		vperf_events_put(ce.ev, ce.nr);
+
 	spin_lock(&vperf_threads_lock);
-	pt = vperf_thread_find(parent);	/* again: it may have ended meanwhile */
-	if (!pt) {
-		spin_unlock(&vperf_threads_lock);
-		if (ct)
-			vperf_thread_discard(ct);
-		return;
-	}
+	if (vperf_thread_find(parent) != pt)
+		goto discard;	/* it ended meanwhile (and the parent may have another now) */
 	/*
 	 * The child's pid is visible before this probe runs: a THREAD_START by tid may have given it
 	 * a context already. One context per task (the probes find the first only): that one stays.
 	 */
-	if (ct && vperf_thread_find(child)) {
-		spin_unlock(&vperf_threads_lock);
-		vperf_thread_discard(ct);
-		return;
-	}
-	if (!ct || pt->vf->nr >= READ_ONCE(max_threads)) {
+	if (ct && vperf_thread_find(child))
+		goto discard;
+	if (!ct || pt->vf->nr >= READ_ONCE(max_threads) ||
+	    vperf_user_charge(pt->vf->user, vperf_thread_bytes(0) + vperf_row_bytes(ce.nr))) {
 		pt->vf->lost++;
-		spin_unlock(&vperf_threads_lock);
-		if (ct)
-			vperf_thread_discard(ct);
-		return;
+		goto discard;
 	}
+	ct->charge = vperf_thread_bytes(0);
+	if (!ce.guest)
+		vperf_events_hold(pt->vf->user, ce.ev, ce.nr);	/* pt holds each: none is at 0 */
+	ct->raw = pt->raw;	/* as its starter's (perf's inherited events keep theirs) */
 	vperf_thread_link(pt->vf, ct);	/* the base comes at its first switch-in */
 	spin_unlock(&vperf_threads_lock);
+	goto unlock_rcu;
+
+discard:
+	spin_unlock(&vperf_threads_lock);
+	if (ct)
+		vperf_thread_discard(ct);
+unlock_rcu:
+	rcu_read_unlock();
 }
 
 /* ---- sampling: the NMI's side ---- */
@@ -711,6 +805,61 @@ bool vperf_may_see_all(void)
 	return READ_ONCE(paranoid) <= 0 || capable(CAP_PERFMON) || capable(CAP_SYS_ADMIN);
 }
 
+struct vperf_paranoid_work {
+	struct work_struct work;
+	int level;
+};
+
+static void vperf_paranoid_read(struct work_struct *work)
+{
+	struct vperf_paranoid_work *pw = container_of(work, struct vperf_paranoid_work, work);
+	char buf[16];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	int level;
+
+	f = filp_open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY, 0);
+	if (IS_ERR(f))
+		return;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (!kstrtoint(strim(buf), 10, &level))
+		pw->level = level;
+}
+
+/*
+ * kernel.perf_event_paranoid.  The kernel exports neither the variable nor
+ * perf_allow_kernel(), so its /proc file is read, by a kworker: workers run
+ * in the init namespaces with the kernel's credentials, so the caller cannot
+ * put another file at that path (an unprivileged user may mount anything
+ * over /proc in a mount namespace of its own).  INT_MAX, the strictest, if
+ * it cannot be read.  Process context; sleeps.
+ */
+static int vperf_perf_paranoid(void)
+{
+	struct vperf_paranoid_work pw = { .level = INT_MAX };
+
+	INIT_WORK_ONSTACK(&pw.work, vperf_paranoid_read);
+	schedule_work(&pw.work);
+	flush_work(&pw.work);
+	destroy_work_on_stack(&pw.work);
+	return pw.level;
+}
+
+/*
+ * May current count what the guest kernel executes?  perf's rule
+ * (perf_allow_kernel()): with CAP_PERFMON or CAP_SYS_ADMIN, or while
+ * kernel.perf_event_paranoid is below 2; else user mode only.
+ */
+bool vperf_may_count_kernel(void)
+{
+	return perfmon_capable() || vperf_perf_paranoid() < 2;
+}
+
 /* May current start a context for task (or sample it: trace.c)?  0 or -EACCES. */
 int vperf_may_monitor(struct task_struct *task)
 {
@@ -764,12 +913,12 @@ static int vperf_ring_alloc(struct vperf_thread *t, const struct vperf_thread_st
 	struct vperf_sample_ring *hdr;
 	u32 i, n = 1 + ks->sample_pages;
 
-	t->ring = kcalloc(n, sizeof(*t->ring), GFP_KERNEL);
+	t->ring = kcalloc(n, sizeof(*t->ring), GFP_KERNEL_ACCOUNT);
 	if (!t->ring)
 		return -ENOMEM;
 	t->ring_pages = n;
 	for (i = 0; i < n; i++) {
-		t->ring[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		t->ring[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 		if (!t->ring[i])
 			return -ENOMEM;	/* the caller discards t, and the pages with it */
 	}
@@ -804,19 +953,19 @@ static int vperf_guest_kind(const struct vperf_event_desc *d)
  * hypercall at switches); any other claims vCPU counter slots.  0, or
  * -errno with *bad the event it is about.
  */
-static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize,
+static int vperf_start_events(struct vperf_user *u, const struct vperf_thread_start *ks, u32 usize,
 			      struct vperf_ctx_events *ce, u32 *bad)
 {
 	struct vperf_event_desc *ev;
+	int ret, k, may_kernel = -1;
 	u32 i;
-	int ret, k;
 
 	memset(ce, 0, sizeof(*ce));
 	if (usize < VPERF_THREAD_START_SIZE_VER2 || !ks->nr_events) {
 		for (i = 0; i < VPERF_FIXED_SLOTS; i++)
 			ce->ev[i] = i;
 		ce->nr = VPERF_FIXED_SLOTS;
-		vperf_events_hold(ce->ev, ce->nr);
+		vperf_events_hold(u, ce->ev, ce->nr);
 		return 0;
 	}
 	if (ks->nr_events > VPERF_THREAD_MAX_COUNTERS) {
@@ -834,12 +983,24 @@ static int vperf_start_events(const struct vperf_thread_start *ks, u32 usize,
 		else
 			ce->kind[i] = k;
 	}
+	/* events that may count the guest kernel: perf's rule (and its error) */
+	for (i = 0; i < ks->nr_events; i++) {
+		if (!vperf_desc_counts_kernel(&ev[i]))
+			continue;
+		if (may_kernel < 0)
+			may_kernel = vperf_may_count_kernel();
+		if (!may_kernel) {
+			*bad = i;
+			kfree(ev);
+			return -EACCES;
+		}
+	}
 	ce->nr = ks->nr_events;
 	if (ce->guest) {
 		memset(ce->ev, VPERF_SLOT_NONE, sizeof(ce->ev));
 		ret = 0;
 	} else {
-		ret = vperf_events_get(ev, ks->nr_events, ce->ev, bad);
+		ret = vperf_events_get(u, ev, ks->nr_events, ce->ev, bad);
 	}
 	kfree(ev);
 	return ret;
@@ -855,6 +1016,7 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	struct vperf_snap snap;
 	unsigned long irqflags;
 	u32 usize, bad = ~0u;
+	size_t charge;
 	int ret;
 
 	if (get_user(usize, (u32 __user *)uarg))
@@ -888,7 +1050,7 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 			goto put_task;
 	}
 
-	ret = vperf_start_events(&ks, usize, &ce, &bad);
+	ret = vperf_start_events(vf->user, &ks, usize, &ce, &bad);
 	if (ret) {
 		/* which event, for the caller's message (the rest of the structure is not written) */
 		if (bad != ~0u && usize >= VPERF_THREAD_START_SIZE_VER2)
@@ -899,16 +1061,22 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	/* the sampled counter is the vcpu-clock (slot 0): the only one armed for NMIs */
 	if ((ks.flags & VPERF_THREAD_SAMPLE) &&
 	    (ks.sample_counter >= ce.nr || ce.ev[ks.sample_counter] != VPERF_THREAD_CTR_VCPU_CLOCK)) {
-		vperf_events_put(ce.ev, ce.guest ? 0 : ce.nr);
 		ret = -EINVAL;
-		goto put_task;
+		goto put_events;
 	}
+	/* the file's user's share of the guest's memory (user.c): EDQUOT past it */
+	charge = vperf_thread_bytes(ks.flags & VPERF_THREAD_SAMPLE ? 1 + ks.sample_pages : 0);
+	ret = vperf_user_charge(vf->user, charge + vperf_row_bytes(ce.nr));
+	if (ret)
+		goto put_events;
 	t = vperf_thread_alloc(task, ks.flags, &ce, GFP_KERNEL);
 	if (!t) {
-		vperf_events_put(ce.ev, ce.guest ? 0 : ce.nr);
 		ret = -ENOMEM;
-		goto put_task;
+		goto uncharge;
 	}
+	t->charge = charge;
+	/* decided now, by who starts it, as perf's checks are at perf_event_open() */
+	t->raw = vperf_may_see_all();
 	if (ks.flags & VPERF_THREAD_SAMPLE) {
 		ret = vperf_ring_alloc(t, &ks);
 		if (ret)
@@ -970,6 +1138,10 @@ unlock:
 		vperf_sampling_put();
 discard:
 	vperf_thread_discard(t);
+uncharge:
+	vperf_user_uncharge(vf->user, charge + vperf_row_bytes(ce.nr));
+put_events:
+	vperf_events_put(vf->user, ce.ev, ce.guest ? 0 : ce.nr);
 put_task:
 	put_task_struct(task);
 	return ret;
@@ -1004,20 +1176,28 @@ long vperf_ioctl_thread_read(struct file *file)
 	return t ? 0 : -ENOENT;
 }
 
-/* Under vperf_threads_lock: t's row, its page copied with the seq protocol. */
-static void vperf_thread_row(struct vperf_thread *t, struct vperf_thread_row *row)
+/* Under vperf_threads_lock: r as THREAD_LIST gives it (a live context's page: seq protocol). */
+static void vperf_thread_row(const struct vperf_row *r, struct vperf_thread_row *row)
 {
-	const struct vperf_thread_page *tp = t->tp;
+	const struct vperf_thread_page *tp;
 	u32 seq, i;
 
 	memset(row, 0, sizeof(*row));
-	row->pid = pid_vnr(t->tgid);
-	row->tid = pid_vnr(t->pid);
-	row->flags = t->row_flags;
-	if (t->task)
-		get_task_comm(row->comm, t->task);
-	else
-		memcpy(row->comm, t->comm, sizeof(row->comm));
+	row->pid = pid_vnr(r->tgid);
+	row->tid = pid_vnr(r->pid);
+	row->flags = r->flags;
+	if (!r->t) {
+		memcpy(row->comm, r->comm, sizeof(row->comm));
+		row->nr = r->nr;
+		row->switches = r->switches;
+		row->host_ns = r->host_ns;
+		row->guest_ns = r->guest_ns;
+		row->sched_ns = r->sched_ns;
+		memcpy(row->counters, r->counters, r->nr * sizeof(r->counters[0]));
+		return;
+	}
+	get_task_comm(row->comm, r->t->task);
+	tp = r->t->tp;
 	do {
 		seq = smp_load_acquire(&tp->seq);
 		if (seq & 1) {
@@ -1045,7 +1225,6 @@ long vperf_ioctl_thread_list(struct file *file, void __user *uarg)
 	struct vperf_file *vf = file->private_data;
 	struct vperf_thread_row *rows;
 	struct vperf_thread_list kl;
-	struct vperf_thread *t;
 	u32 usize, rsize, done = 0, n, i;
 	struct list_head *pos;
 	long ret = 0;
@@ -1071,15 +1250,14 @@ long vperf_ioctl_thread_list(struct file *file, void __user *uarg)
 	 * Rows are only appended while the file is in use (its release is the
 	 * only remover), so a cursor stays valid across the unlocked copies.
 	 */
-	pos = &vf->threads;
+	pos = &vf->rows;
 	while (done < kl.nr_rows) {
 		n = 0;
 		spin_lock(&vperf_threads_lock);
 		while (n < VPERF_LIST_CHUNK && done + n < kl.nr_rows &&
-		       pos->next != &vf->threads) {
+		       pos->next != &vf->rows) {
 			pos = pos->next;
-			t = list_entry(pos, struct vperf_thread, file_node);
-			vperf_thread_row(t, &rows[n++]);
+			vperf_thread_row(list_entry(pos, struct vperf_row, file_node), &rows[n++]);
 		}
 		spin_unlock(&vperf_threads_lock);
 		if (!n)
@@ -1112,21 +1290,26 @@ out:
 }
 
 /*
- * The doorbell page, for a thread with a context on this file: uncached,
- * read-only, not inherited by fork.  Other threads of the process share the
+ * The doorbell page, for a thread with a context on this file that may see
+ * what every thread does: uncached, read-only, not inherited by fork.  A
+ * load returns the vCPU's raw counter, so two loads around a switch show
+ * what others ran in between: the doorbell is for contexts that publish
+ * the raw base anyway (t->raw).  Other threads of the process share the
  * mapping; a load there only tells them their own vCPU's counters.
  */
 static int vperf_doorbell_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	bool ok;
+	struct vperf_thread *t;
+	int ret;
 
 	if (!vperf_dev.doorbell_gpa)
 		return -ENODEV;
 	spin_lock(&vperf_threads_lock);
-	ok = vperf_file_thread(file->private_data) != NULL;
+	t = vperf_file_thread(file->private_data);
+	ret = !t ? -ENOENT : !t->raw ? -EACCES : 0;
 	spin_unlock(&vperf_threads_lock);
-	if (!ok)
-		return -ENOENT;
+	if (ret)
+		return ret;
 	vma->vm_flags &= ~VM_MAYWRITE;
 	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY;
 	return io_remap_pfn_range(vma, vma->vm_start, PHYS_PFN(vperf_dev.doorbell_gpa), PAGE_SIZE,
@@ -1209,10 +1392,15 @@ int vperf_thread_open(struct file *file)
 {
 	struct vperf_file *vf;
 
-	vf = kzalloc(sizeof(*vf), GFP_KERNEL);
+	vf = kzalloc(sizeof(*vf), GFP_KERNEL_ACCOUNT);
 	if (!vf)
 		return -ENOMEM;
-	INIT_LIST_HEAD(&vf->threads);
+	vf->user = vperf_user_get();
+	if (!vf->user) {
+		kfree(vf);
+		return -ENOMEM;
+	}
+	INIT_LIST_HEAD(&vf->rows);
 	file->private_data = vf;
 	return 0;
 }
@@ -1220,17 +1408,24 @@ int vperf_thread_open(struct file *file)
 void vperf_thread_release(struct file *file)
 {
 	struct vperf_file *vf = file->private_data;
-	struct vperf_thread *t, *tmp;
+	struct vperf_row *r, *tmp;
 
 	spin_lock(&vperf_threads_lock);
-	list_for_each_entry_safe(t, tmp, &vf->threads, file_node) {
-		if (t->task)
-			vperf_thread_finish(t, VPERF_ROW_STOPPED);
-		list_del(&t->file_node);
-		call_rcu(&t->rcu, vperf_thread_free_rcu);
+	list_for_each_entry_safe(r, tmp, &vf->rows, file_node) {
+		if (r->t)
+			vperf_thread_finish(r->t, VPERF_ROW_STOPPED);
+		list_del(&r->file_node);
+		vperf_user_uncharge(vf->user, vperf_row_bytes(r->nr));
+		vperf_row_free(r);	/* no probe reaches a row */
 	}
 	spin_unlock(&vperf_threads_lock);
+	vperf_user_put(vf->user);
 	kfree(vf);
+}
+
+struct vperf_user *vperf_file_user(struct file *file)
+{
+	return ((struct vperf_file *)file->private_data)->user;
 }
 
 /* ---- the tracepoints ---- */

@@ -859,7 +859,10 @@ void vperf_trace_sample(struct pt_regs *regs, const u64 *counts, u32 nr)
  * the sampled thread, and writes the sample into that vCPU's ring.
  * Releasing the parent event removes the copies and waits for their
  * handlers (the clocks' hrtimers are cancelled synchronously), so the
- * sampler may be freed right after.
+ * sampler may be freed right after.  A kernel counter skips
+ * perf_event_open()'s permission checks, so the ioctl makes them: the
+ * paranoid parameter for another task, and perf_allow_kernel()'s rule for
+ * kernel mode (without VPERF_TRACE_SAMPLER_USER: exclude_kernel).
  */
 struct trace_sampler {
 	struct list_head node;
@@ -915,8 +918,13 @@ long vperf_ioctl_trace_sample(struct file *file, const void __user *uarg)
 	ret = task == current ? 0 : vperf_may_monitor(task);
 	if (ret)
 		goto put_task;
+	/* kernel mode too (the samples of a clock, kernel IPs): perf's rule */
+	if (!(req.flags & VPERF_TRACE_SAMPLER_USER) && !vperf_may_count_kernel()) {
+		ret = -EACCES;
+		goto put_task;
+	}
 
-	ts = kzalloc(sizeof(*ts), GFP_KERNEL);
+	ts = kzalloc(sizeof(*ts), GFP_KERNEL_ACCOUNT);
 	if (!ts) {
 		ret = -ENOMEM;
 		goto put_task;
@@ -936,6 +944,7 @@ long vperf_ioctl_trace_sample(struct file *file, const void __user *uarg)
 	attr.config = req.config;
 	attr.inherit = 1;
 	attr.exclude_hv = 1;
+	attr.exclude_kernel = !!(req.flags & VPERF_TRACE_SAMPLER_USER);
 	if (req.flags & VPERF_TRACE_SAMPLER_FREQ) {
 		attr.freq = 1;
 		attr.sample_freq = req.period;

@@ -97,6 +97,7 @@ struct vperf_snap {
 
 struct file;
 struct vm_area_struct;
+struct vperf_user;
 
 /* pv.c */
 int vperf_pv_detect(void);
@@ -105,10 +106,23 @@ int vperf_pages_init(void);
 void vperf_pages_exit(void);
 int vperf_snapshot(struct vperf_snap *snap);	/* interrupts or preemption off */
 void vperf_snap_page(const struct vperf_vcpu_page *vp, struct vperf_snap *snap);	/* NMI */
-/* events (ids): claim (process context, may reprogram every vCPU), hold more users (any context), release */
-int vperf_events_get(const struct vperf_event_desc *ev, u32 n, u8 *ids, u32 *bad);
-void vperf_events_hold(const u8 *ids, u32 n);
-void vperf_events_put(const u8 *ids, u32 n);
+/*
+ * events (ids) for user u's contexts: claim (process context, may reprogram
+ * every vCPU; -EDQUOT past max_user_events), hold more users (any context),
+ * release
+ */
+int vperf_events_get(struct vperf_user *u, const struct vperf_event_desc *ev, u32 n, u8 *ids,
+		     u32 *bad);
+void vperf_events_hold(struct vperf_user *u, const u8 *ids, u32 n);
+void vperf_events_put(struct vperf_user *u, const u8 *ids, u32 n);
+/*
+ * May the event count what the guest kernel executes?  True for a PERF
+ * event (hardware, raw, a PMU's) unless its libpfm4 modifiers make it user
+ * mode only (a privilege-level modifier and no k); false for the
+ * virtualization events (exits, KVM statistics, steal) and the host's
+ * software events of the vCPU thread by their exact names.
+ */
+bool vperf_desc_counts_kernel(const struct vperf_event_desc *d);
 long vperf_ioctl_event_info(void __user *uarg);
 /*
  * The guest's own view of this CPU's steal (KVM's steal-time record, which
@@ -188,6 +202,7 @@ s64 vperf_trace_flush(void);	/* preemption off, not in NMI: this CPU's ring */
 void vperf_trace_sample(struct pt_regs *regs, const u64 *counts, u32 nr);	/* NMI */
 long vperf_ioctl_trace_sample(struct file *file, const void __user *uarg);
 int vperf_may_monitor(struct task_struct *task);
+bool vperf_may_count_kernel(void);	/* perf_allow_kernel(): CAP_PERFMON or paranoid < 2 */
 void vperf_trace_sample_release(struct file *file);
 
 /* mark.c: user-space markers */
@@ -198,6 +213,18 @@ void vperf_mark_task_exit(struct task_struct *task);
 void vperf_marks_release(struct file *file);
 long vperf_ioctl_mark_flush(void);
 int vperf_mark_mmap(struct file *file, struct vm_area_struct *vma);
+
+/* user.c: per-user limits (max_user_kb, max_user_events) */
+struct vperf_user *vperf_user_get(void);	/* current's real uid; process context */
+void vperf_user_hold(struct vperf_user *u);
+void vperf_user_put(struct vperf_user *u);	/* any context; NULL: nothing */
+int vperf_user_charge(struct vperf_user *u, size_t bytes);	/* 0 or -EDQUOT; any context */
+void vperf_user_uncharge(struct vperf_user *u, size_t bytes);
+/* under vperf_slots_lock: may u take a reference on event e (-1: a new one)? */
+bool vperf_user_event_ok(const struct vperf_user *u, int e);
+void vperf_user_event_ref(struct vperf_user *u, u8 e);	/* any context */
+void vperf_user_event_unref(struct vperf_user *u, u8 e);
+struct vperf_user *vperf_file_user(struct file *file);	/* thread.c: whose file it is */
 
 /* dev.c */
 int vperf_dev_init(void);

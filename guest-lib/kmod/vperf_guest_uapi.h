@@ -69,7 +69,12 @@ _Static_assert(__builtin_offsetof(struct vperf_info, irq_count) == 40,
  * 4096, PROT_READ, MAP_SHARED, fd, VPERF_DOORBELL_PGOFF * 4096) by a thread
  * with a context maps the device's doorbell page; an 8-byte load at 8 * i
  * is one VM exit that returns its vCPU's counter i now: with the page's base
- * (see struct vperf_thread_page) a fresh count with no system call.
+ * (see struct vperf_thread_page) a fresh count with no system call.  Raw
+ * vCPU values show what other threads ran between this one's slices, so the
+ * base and the doorbell are only for a context whose starter may see what
+ * every thread does (the `paranoid` parameter 0 or less, or CAP_PERFMON or
+ * CAP_SYS_ADMIN at THREAD_START; inherited contexts keep it): for others
+ * base_valid stays 0 and the doorbell's mmap is EACCES.
  *
  * VPERF_IOC_THREAD_LIST copies the file's rows: counts as of each thread's
  * last switch-out, final once the thread exited (VPERF_ROW_EXITED).
@@ -117,7 +122,8 @@ struct vperf_thread_page {
 	 * thread's running slice started when its vCPU's counter i was
 	 * base[i], so counters[i].value + (doorbell load i - base[i]) is the
 	 * count now, if seq did not change around the load (a switch, and so a
-	 * migration, bumps it).  0: use VPERF_IOC_THREAD_READ.
+	 * migration, bumps it).  0: use VPERF_IOC_THREAD_READ (always, and
+	 * base[] 0, for a context that may not see raw vCPU values).
 	 */
 	__u64 base[VPERF_THREAD_MAX_COUNTERS];
 	__u32 base_valid;
@@ -282,13 +288,20 @@ _Static_assert(sizeof(struct vperf_thread_list) == VPERF_THREAD_LIST_SIZE_VER0,
 /*
  * Errors: EINVAL bad size or flags, a malformed event; EBUSY the thread already has a context
  * (on any file); ESRCH no such thread, or one that is exiting; EACCES the paranoid setting forbids
- * it; ENODEV no vCPU counters here; ENOENT no context of the calling thread
- * on this file (READ, STOP, mmap).  For an event (bad_event says which): E2BIG more than
- * VPERF_THREAD_MAX_COUNTERS; ENOSPC the module follows 64 distinct events for the live contexts
- * already (the vCPUs count 16 at once, and take turns beyond: counts then have running <
- * enabled, to be scaled); the host's refusals as in docs/abi.md 2.3: ENOENT an unknown
- * name, ENODEV not countable on this host (a hardware event without a host PMU), EPERM
- * the host's allowlist refuses it.
+ * it; ENODEV no vCPU counters here; ENOENT no context of the calling thread on this file (READ,
+ * STOP, mmap); ENOSPC the file had max_threads contexts; EDQUOT the file's user holds its share of
+ * memory already (module parameter max_user_kb: the pages, rings, rows and marker buffers of all
+ * its files).  For an event (bad_event says which): EACCES an event that may count guest kernel
+ * mode (a PERF event other than the host's software ones, task-clock, cpu-clock,
+ * context-switches, cpu-migrations, page-faults, minor-faults and major-faults, unless its
+ * libpfm4 modifiers make it user mode only, such as ":u") while kernel.perf_event_paranoid is 2
+ * or more and the caller has neither CAP_PERFMON nor CAP_SYS_ADMIN (perf's rule); E2BIG more
+ * than VPERF_THREAD_MAX_COUNTERS; ENOSPC the module follows 64 distinct events for the live
+ * contexts already (the vCPUs count 16 at once, and take turns beyond: counts then have running
+ * < enabled, to be scaled); EDQUOT the file's user's contexts hold their share of them already
+ * (max_user_events); the host's refusals as in docs/abi.md 2.3: ENOENT an unknown name, ENODEV
+ * not countable on this host (a hardware event without a host PMU), EPERM the host's allowlist
+ * refuses it.
  */
 #define VPERF_IOC_THREAD_START	_IOWR(VPERF_IOC_MAGIC, 0x01, struct vperf_thread_start)
 #define VPERF_IOC_THREAD_STOP	_IO(VPERF_IOC_MAGIC, 0x02)
@@ -336,7 +349,9 @@ _Static_assert(sizeof(struct vperf_vcpu_totals) == VPERF_VCPU_TOTALS_SIZE_VER0,
  * header page (struct vperf_mark_buf) and the data pages.  No context is
  * needed; one buffer per thread, on the file that first mapped it (another
  * file: EBUSY; another size: EINVAL), not inherited by fork.  Tracing off:
- * ENODATA; a device without trace rings: ENODEV.
+ * ENODATA; a device without trace rings: ENODEV; the file's user holds its
+ * share already (module parameter max_user_kb): EDQUOT; all buffers hold
+ * max_mark_kb: ENOMEM.
  *
  * The thread writes whole struct vperf_trace_mark records (abi.h, type
  * VPERF_TRACE_MARK, tsc from rdtsc, flags 0) at head % data_size (a record
@@ -391,14 +406,20 @@ _Static_assert(__builtin_offsetof(struct vperf_mark_buf, head) == 16, "mark head
  * VPERF_TRACE_SAMPLE_PERIOD, one count, the period; the user callchain with
  * VPERF_TRACE_SAMPLER_CALLCHAIN).  `vperf record --into-host` uses it under
  * `vperf vm record -F/-c/-g`.  Sampling ends when this file is closed.
+ * Kernel mode is sampled too unless VPERF_TRACE_SAMPLER_USER is given, and
+ * that takes what perf_event_open() asks for it (perf_allow_kernel()):
+ * CAP_PERFMON or CAP_SYS_ADMIN, or kernel.perf_event_paranoid below 2.
  * Errors: ENODATA tracing is off (trace=0), ESRCH no such task, EACCES the
- * paranoid setting forbids that task, EBUSY this file samples already,
+ * paranoid setting forbids that task, or kernel mode is not the caller's
+ * to sample (ask for VPERF_TRACE_SAMPLER_USER), EBUSY this file samples already,
  * EINVAL bad flags, a period or frequency of 0, or a frequency above 100 kHz;
  * others from perf_event_create_kernel_counter().
  */
 #define VPERF_TRACE_SAMPLER_FREQ	(1u << 0)	/* period is a frequency, Hz */
 #define VPERF_TRACE_SAMPLER_CALLCHAIN	(1u << 1)	/* the user callchain too */
-#define VPERF_TRACE_SAMPLER_FLAGS	(VPERF_TRACE_SAMPLER_FREQ | VPERF_TRACE_SAMPLER_CALLCHAIN)
+#define VPERF_TRACE_SAMPLER_USER	(1u << 2)	/* user mode only (exclude_kernel) */
+#define VPERF_TRACE_SAMPLER_FLAGS	\
+	(VPERF_TRACE_SAMPLER_FREQ | VPERF_TRACE_SAMPLER_CALLCHAIN | VPERF_TRACE_SAMPLER_USER)
 #define VPERF_TRACE_SAMPLER_MAX_FREQ	100000
 
 struct vperf_trace_sampler {

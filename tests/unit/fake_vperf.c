@@ -8,6 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <vperf/abi.h>
+
 #include "internal.h"
 #include "fake_vperf.h"
 
@@ -156,6 +158,16 @@ static int do_start(int fd, struct vperf_thread_start *st)
 		return -EINVAL;
 	if (fake.start_err)
 		return -fake.start_err;
+	for (uint32_t i = 0; fake.kernel_paranoid && st->size >= VPERF_THREAD_START_SIZE_VER2 &&
+	     i < st->nr_events && i < VPERF_THREAD_MAX_COUNTERS; i++) {
+		const struct vperf_thread_event *ev = (const void *)(uintptr_t)st->events;
+		size_t n = strnlen(ev[i].name, sizeof(ev[i].name));
+
+		if (ev[i].source == VPERF_SRC_PERF && (n < 2 || strcmp(ev[i].name + n - 2, ":u"))) {
+			st->bad_event = (int32_t)i;
+			return -EACCES;
+		}
+	}
 	tid = st->tid ? st->tid : gettid();
 	if (fake_ctx_of(tid))
 		return -EBUSY;

@@ -49,6 +49,9 @@ struct fake_vperf {
 	int start_err;			/* THREAD_START fails with this errno */
 	bool start_ver2;		/* THREAD_START answers with the VER2 size (reset: yes) */
 	int event_err, event_err_idx;	/* THREAD_START refuses event idx with this errno */
+	/* THREAD_START refuses (EACCES) a PERF event whose name does not end in ":u", as the
+	 * module does for a user without CAP_PERFMON at kernel.perf_event_paranoid >= 2 */
+	bool kernel_paranoid;
 	uint32_t slot_offset;		/* the page's slot[k] = k + this (doorbell slots) */
 	bool host_events;		/* VPERF_IOC_EVENT_INFO answers (fake_vperf.c's list) */
 	uint64_t lost;			/* THREAD_LIST's lost */

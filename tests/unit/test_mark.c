@@ -28,6 +28,7 @@
 static struct {
 	int open_err, mmap_err, ioctl_err;	/* errno the call fails with, 0: works */
 	bool bad_version;
+	bool user_only;		/* TRACE_SAMPLE: EACCES without VPERF_TRACE_SAMPLER_USER (paranoid >= 2) */
 	unsigned int opens, mmaps, ioctls, closes, munmaps;
 	size_t mmap_len;
 	unsigned long last_ioctl;
@@ -71,8 +72,11 @@ int __wrap_vperf__pv_ioctl(int fd, unsigned long req, void *arg)
 {
 	fake.ioctls++;
 	fake.last_ioctl = req;
-	if (req == VPERF_IOC_TRACE_SAMPLE)
+	if (req == VPERF_IOC_TRACE_SAMPLE) {
 		memcpy(&fake.sampler, arg, sizeof(fake.sampler));
+		if (fake.user_only && !(fake.sampler.flags & VPERF_TRACE_SAMPLER_USER))
+			return -EACCES;
+	}
 	return fake.ioctl_err ? -fake.ioctl_err : 0;
 }
 
@@ -381,6 +385,42 @@ static void trace_sample_task_asks_the_module_and_explains_its_errors(void **sta
 	assert_non_null(strstr(w, "not a vperf guest"));
 }
 
+/*
+ * A user who may not sample the guest kernel (the module's EACCES at
+ * kernel.perf_event_paranoid >= 2 without CAP_PERFMON) samples user mode
+ * only, as perf falls back to; an event named user mode only asks for that
+ * at once.
+ */
+static void trace_sample_task_falls_back_to_user_mode_as_perf_does(void **state)
+{
+	char w[256];
+	int fd;
+
+	(void)state;
+	memset(&fake, 0, sizeof(fake));
+	fake.user_only = true;
+	fd = vperf_trace_sample_task(0, "cpu-clock", 1000000, 0, w, sizeof(w));
+	assert_int_equal(fd, FAKE_FD);
+	assert_int_equal(fake.ioctls, 2);
+	assert_int_equal(fake.sampler.flags, VPERF_TRACE_SAMPLER_USER);
+	assert_int_equal(fake.closes, 0);
+
+	memset(&fake, 0, sizeof(fake));
+	fake.user_only = true;
+	fd = vperf_trace_sample_task(0, "cpu-clock:u", 1000000, VPERF_TRACE_SAMPLE_CALLCHAIN, w, sizeof(w));
+	assert_int_equal(fd, FAKE_FD);
+	assert_int_equal(fake.ioctls, 1);
+	assert_int_equal(fake.sampler.flags, VPERF_TRACE_SAMPLER_USER | VPERF_TRACE_SAMPLER_CALLCHAIN);
+
+	/* a module that refuses the task itself (another user's process) still says paranoid */
+	memset(&fake, 0, sizeof(fake));
+	fake.ioctl_err = EACCES;
+	assert_int_equal(vperf_trace_sample_task(4321, "cpu-clock", 1000000, 0, w, sizeof(w)), -EACCES);
+	assert_int_equal(fake.ioctls, 2);
+	assert_non_null(strstr(w, "paranoid"));
+	assert_int_equal(fake.closes, 1);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -391,6 +431,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(mark_flush_is_one_ioctl_and_nothing_without_markers, setup),
 		cmocka_unit_test_setup(mark_bad_vperf_mark_kb_falls_back_to_64k, setup),
 		cmocka_unit_test_setup(trace_sample_task_asks_the_module_and_explains_its_errors, setup),
+		cmocka_unit_test_setup(trace_sample_task_falls_back_to_user_mode_as_perf_does, setup),
 	};
 
 	return VT_MAIN("mark", tests, NULL, NULL);

@@ -1256,6 +1256,83 @@ static void hw_event_without_guest_pmu_goes_to_the_host_and_names_its_missing_pm
 	vperf_evset__delete(es);
 }
 
+/*
+ * A hardware event through the module, for a user who may not count the
+ * guest kernel (the module's EACCES at kernel.perf_event_paranoid >= 2):
+ * as perf does, the set counts user mode only (":u" on the name the module
+ * passes to the host) and its counts say so; a name that chose its
+ * privilege levels (":k") is not changed, and the error says why and how.
+ */
+static void hw_event_refused_kernel_mode_counts_user_mode_only_as_perf_does(void **state)
+{
+	struct vperf_evset *es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+	struct vperf_count c[2];
+	struct fake_ctx *ctx;
+	int ret;
+
+	fake.kernel_paranoid = true;
+	add(es, "vperf::steal", 0);
+	add(es, "vperf::hw:branch-misses", 1);
+	ret = vperf_evset__open(es);
+	printf("open: %d: %s\n", ret, ret ? vperf_evset__strerror(es) : "");
+	assert_int_equal(ret, 0);
+	assert_int_equal(fake.starts, 2);	/* refused once, then user mode only */
+	ctx = fake_ctx_of(gettid());
+	assert_non_null(ctx);
+	assert_int_equal(ctx->nr_events, 2);
+	assert_string_equal(ctx->events[1].name, "branch-misses:u");
+	assert_string_equal(ctx->events[0].name, "steal");
+	assert_int_equal(vperf_evset__start(es), 0);
+	fake_run(ctx, 1, 77, 100, 100);
+	assert_int_equal(vperf_evset__read(es, c, 2), 0);
+	assert_int_equal(c[1].value, 77);
+	assert_true(c[1].flags & VPERF_COUNT_USER_ONLY);
+	assert_false(c[0].flags & VPERF_COUNT_USER_ONLY);
+	vperf_evset__delete(es);
+
+	es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+	add(es, "vperf::hw:branch-misses:k", 0);
+	ret = vperf_evset__open(es);
+	printf("open: %d: %s\n", ret, vperf_evset__strerror(es));
+	assert_int_equal(ret, -EACCES);
+	assert_int_equal(vperf_evset__error_event(es), 0);
+	assert_true(vt_contains(vperf_evset__strerror(es), "'vperf::hw:branch-misses:k' may count the "
+				"guest kernel"));
+	assert_true(vt_contains(vperf_evset__strerror(es), "kernel.perf_event_paranoid"));
+	assert_true(vt_contains(vperf_evset__strerror(es), "':u'"));
+	assert_null(fake_ctx_of(gettid()));
+	vperf_evset__delete(es);
+}
+
+/* The module's per-user limits (EDQUOT): memory for the context, or the event table, each said. */
+static void per_user_limits_are_named(void **state)
+{
+	struct vperf_evset *es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+	int ret;
+
+	fake.start_err = EDQUOT;
+	add(es, "vperf::steal", 0);
+	ret = vperf_evset__open(es);
+	printf("open: %d: %s\n", ret, vperf_evset__strerror(es));
+	assert_int_equal(ret, -EDQUOT);
+	assert_true(vt_contains(vperf_evset__strerror(es), "max_user_kb"));
+	vperf_evset__delete(es);
+
+	fake.start_err = 0;
+	fake.event_err = EDQUOT;
+	fake.event_err_idx = 1;
+	es = new_set(VPERF_TARGET_SELF, 0, 0, NULL);
+	add(es, "vperf::steal", 0);
+	add(es, "vperf::exits:io", 1);
+	ret = vperf_evset__open(es);
+	printf("open: %d: %s\n", ret, vperf_evset__strerror(es));
+	assert_int_equal(ret, -EDQUOT);
+	assert_int_equal(vperf_evset__error_event(es), 1);
+	assert_true(vt_contains(vperf_evset__strerror(es), "'vperf::exits:io' cannot be counted now"));
+	assert_true(vt_contains(vperf_evset__strerror(es), "max_user_events"));
+	vperf_evset__delete(es);
+}
+
 static void mixed_per_thread_rows_are_merged_by_tid(void **state)
 {
 	struct vperf_evset *es = new_set(VPERF_TARGET_PROCESS, getpid(), VPERF_EVSET_PER_THREAD,
@@ -1378,6 +1455,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(mixed_set_counts_ordinary_events_through_perf, setup),
 		cmocka_unit_test_setup(process_target_without_process_is_esrch, setup),
 		cmocka_unit_test_setup(hw_event_without_guest_pmu_goes_to_the_host_and_names_its_missing_pmu, setup),
+		cmocka_unit_test_setup(hw_event_refused_kernel_mode_counts_user_mode_only_as_perf_does, setup),
+		cmocka_unit_test_setup(per_user_limits_are_named, setup),
 		cmocka_unit_test_setup(mixed_per_thread_rows_are_merged_by_tid, setup),
 		cmocka_unit_test_setup(mixed_set_samples_under_the_users_index, setup),
 	};

@@ -418,6 +418,10 @@ static int start_fail(struct vperf_evset *es, int err, pid_t tid, uint32_t flags
 		return vperf__evset_fail(es, err, "cannot count %s: the file reached "
 					 "vperf_guest.ko's limit of thread contexts (its "
 					 "'max_threads' parameter)", who);
+	case EDQUOT:
+		return vperf__evset_fail(es, err, "cannot count %s: this user's open vperf files "
+					 "hold all the guest memory vperf_guest.ko gives one user "
+					 "(its 'max_user_kb' parameter)", who);
 	case ENODEV:
 		return vperf__evset_fail(es, err, "vperf_guest.ko has no vCPU counters for %s "
 					 "(a program replaced this vCPU's counters?): reload "
@@ -545,6 +549,13 @@ static int event_fail(struct vperf_evset *es, int err, int k)
 		ret = vperf__evset_fail(es, err, "the host does not know '%s' ('vperf list "
 					"vperf::' in this guest shows what it offers)", name);
 		break;
+	case EACCES:
+		ret = vperf__evset_fail(es, err, "'%s' may count the guest kernel, which "
+					"vperf_guest.ko allows only with CAP_PERFMON (or "
+					"CAP_SYS_ADMIN) while kernel.perf_event_paranoid is 2 or "
+					"more, as perf does: count user mode only with the ':u' "
+					"modifier, or run as root", name);
+		break;
 	case ENOSPC:
 		ret = vperf__evset_fail(es, err, "'%s' cannot be counted now: vperf_guest.ko "
 					"already follows 64 distinct events for the live contexts "
@@ -555,12 +566,53 @@ static int event_fail(struct vperf_evset *es, int err, int k)
 		ret = vperf__evset_fail(es, err, "too many events for vperf_guest.ko: at most %d "
 					"per thread", PV_NR);
 		break;
+	case EDQUOT:
+		ret = vperf__evset_fail(es, err, "'%s' cannot be counted now: this user's "
+					"contexts already hold as many distinct events as "
+					"vperf_guest.ko gives one user (its 'max_user_events' "
+					"parameter)", name);
+		break;
 	default:
 		ret = vperf__evset_fail(es, err, "vperf_guest.ko refused '%s': %s", name,
 					strerror(-err));
 	}
 	es->err_event = e;
 	return ret;
+}
+
+/*
+ * START refused module event k with EACCES: it may count the guest kernel
+ * and this user may not (kernel.perf_event_paranoid >= 2, no CAP_PERFMON).
+ * As perf does, count user mode only unless the user chose the privilege
+ * levels: ":u" on the name the module passes to the host, the set's events
+ * on counter k marked (their counts carry VPERF_COUNT_USER_ONLY).  True
+ * when the list changed and START may be tried again.
+ */
+static bool user_only_retry(struct vperf_evset *es, int k)
+{
+	struct pv_priv *p = es->priv;
+	struct vperf_thread_event *t;
+	size_t n;
+
+	if (k < 0 || (uint32_t)k >= p->nr_events)
+		return false;
+	t = &p->events[k];
+	n = strlen(t->name);
+	if (t->source != VPERF_SRC_PERF || n + 3 > sizeof(t->name))
+		return false;
+	for (int e = 0; e < es->nr_events; e++)
+		if (es->events[e].virt && es->events[e].ctr == k &&
+		    (es->events[e].user_plm || es->events[e].user_only_fallback))
+			return false;
+	memcpy(t->name + n, ":u", 3);
+	for (int e = 0; e < es->nr_events; e++) {
+		if (!es->events[e].virt || es->events[e].ctr != k)
+			continue;
+		es->events[e].user_only_fallback = true;
+		pr_info("%s: counting user space only (kernel.perf_event_paranoid)\n",
+			es->events[e].name);
+	}
+	return true;
 }
 
 /* VPERF_IOC_THREAD_START on tid (0: the calling thread), answer checked. */
@@ -585,8 +637,10 @@ static int start_context(struct vperf_evset *es, pid_t tid, uint32_t flags,
 	}
 	st->nr_events = p->nr_events;
 	st->events = (uint64_t)(uintptr_t)p->events;
-	st->bad_event = -1;
-	ret = vperf__pv_ioctl(p->fd, VPERF_IOC_THREAD_START, st);
+	do {
+		st->bad_event = -1;
+		ret = vperf__pv_ioctl(p->fd, VPERF_IOC_THREAD_START, st);
+	} while (ret == -EACCES && user_only_retry(es, st->bad_event));
 	if (ret && st->bad_event >= 0 && st->bad_event <= PV_NR)
 		return event_fail(es, ret, st->bad_event);
 	if (ret)

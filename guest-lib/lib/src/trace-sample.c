@@ -37,7 +37,8 @@ int vperf_trace_sample_task(pid_t pid, const char *event, uint64_t period, unsig
 	if (ret)
 		return ret;
 	req.flags = (flags & VPERF_TRACE_SAMPLE_FREQ ? VPERF_TRACE_SAMPLER_FREQ : 0) |
-		    (flags & VPERF_TRACE_SAMPLE_CALLCHAIN ? VPERF_TRACE_SAMPLER_CALLCHAIN : 0);
+		    (flags & VPERF_TRACE_SAMPLE_CALLCHAIN ? VPERF_TRACE_SAMPLER_CALLCHAIN : 0) |
+		    (attr.exclude_kernel ? VPERF_TRACE_SAMPLER_USER : 0);	/* "cpu-clock:u" */
 	req.pid = pid;
 	req.type = attr.type;
 	req.config = attr.config;
@@ -50,6 +51,17 @@ int vperf_trace_sample_task(pid_t pid, const char *event, uint64_t period, unsig
 		return fd == -ENOENT ? -ENODEV : fd;
 	}
 	ret = vperf__pv_ioctl(fd, VPERF_IOC_TRACE_SAMPLE, &req);
+	if (ret == -EACCES && !(req.flags & VPERF_TRACE_SAMPLER_USER)) {
+		/*
+		 * Kernel mode is not this user's to sample (perf_event_paranoid
+		 * >= 2, no CAP_PERFMON): user mode only, as perf falls back to;
+		 * a module that says EINVAL to that was refusing the task.
+		 */
+		req.flags |= VPERF_TRACE_SAMPLER_USER;
+		ret = vperf__pv_ioctl(fd, VPERF_IOC_TRACE_SAMPLE, &req);
+		if (ret == -EINVAL)
+			ret = -EACCES;
+	}
 	if (!ret)
 		return fd;
 	vperf__pv_close(fd);
@@ -68,7 +80,8 @@ int vperf_trace_sample_task(pid_t pid, const char *event, uint64_t period, unsig
 	case EACCES:
 	case EPERM:
 		snprintf(why, why_len, "vperf_guest.ko's paranoid setting does not let this user "
-			 "sample process %d", (int)pid);
+			 "sample process %d (its 'paranoid' parameter for another user's process; "
+			 "kernel.perf_event_paranoid and CAP_PERFMON for kernel mode)", (int)pid);
 		break;
 	case ENOENT:
 	case EOPNOTSUPP:

@@ -61,6 +61,20 @@
 #                   400 ms in alternating slices; the ring's user IPs in each come out in the ratio of the
 #                   functions' measured CPU times (nominally 3:1) within 10%, none lost, the values grow, signals
 #                   with POLL_IN and the cookie arrive; argument and mmap errors
+#   thread-private  other users' counts stay hidden: a process of uid 65534 (paranoid 1) gets no raw vCPU base
+#                   in its page (base_valid 0, base[] 0) and EACCES for the doorbell, which showed root's 1000
+#                   port writes between its slices; root's context keeps both
+#   thread-plm      at kernel.perf_event_paranoid >= 2 uid 65534 gets EACCES (naming the event) for events that
+#                   may count kernel mode (branch-misses:k, branch-misses, r01c2, instructions:u:K), not for
+#                   user-only ones (:u) and the vCPU thread's software events; root and paranoid 1 get past
+#   thread-memory   1040 contexts (40 sampling, 64-page rings) started and stopped on one open file leave free
+#                   memory within 4 MiB (rows only); 16 live sampling contexts raise their memory cgroup's
+#                   memory.current by >= 3 MiB, their STOP gives it back; at max_user_kb=1024 uid 65534 gets 3
+#                   sampling contexts and EDQUOT, root one meanwhile
+#   thread-evquota  uid 65534's threads take 32 event-table entries (max_user_events) and get EDQUOT beyond;
+#                   root's 8 new events start meanwhile
+#   thread-forkrace stress: 30 rounds of inheriting forks while the file's release ends the parent's context,
+#                   other events claimed and dropped meanwhile: no context left, exits:io exact afterwards
 #   thread-unload   with a monitored thread alive, rmmod is refused (its file holds the module); after it exits
 #                   no context is left
 #   thread-hc       --stats: SNAPSHOT hypercalls lie between the slices the thread pages accounted and the
@@ -84,6 +98,12 @@
 #   trace-sample    one SAMPLE record per sampling NMI
 #   trace-procs     fork, exec and exit records of 20 processes
 #   trace-irq       timer, IPI and device interrupt records, with the vectors the kernel uses
+#   trace-sampler   at kernel.perf_event_paranoid >= 2 uid 65534's trace sampler is EACCES unless user mode
+#                   only (VPERF_TRACE_SAMPLER_USER); root's is not, nor uid 65534's at paranoid 1
+#   trace-markquota with max_mark_kb=2048 and max_user_kb=1024 uid 65534 maps 3 marker buffers of 260 KiB and
+#                   gets EDQUOT for the fourth; root then maps one
+#   trace-exitdrain stress: 20 rounds of 4 processes exiting while their marker buffers' file is released:
+#                   all 24000 markers copied
 #   trace-hotplug   CPU 1 offline: 1 ring; online again: 2
 #   trace-off       writing 0: no ring left; bytes written = consumed by the host = TRACE_FLUSH results; 0 lost
 #   trace-params    trace_ring_kb refuses 3 and 4096, takes 2048
@@ -133,14 +153,15 @@ ls -l /dev/vperf
 vperf-kmod-info; case_ ioctl $?
 echo "KMOD-PARAM irq=$(cat /sys/module/vperf_guest/parameters/irq) irq_count=$(cat /sys/module/vperf_guest/parameters/irq_count)"
 case_ params $?
-for m in api single "migrate 50" split sleep read inherit attach doorbell exits events guest mux stress conserve sample; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
+for m in api single "migrate 50" split sleep read inherit attach doorbell exits events guest mux stress conserve sample \
+	private plm memory evquota forkrace; do vperf-kmod-thread $m; case_ thread-${m% *} $?; done
 l=$(cat /sys/module/vperf_guest/parameters/lost_slices); echo "KMOD-LOST $l"
 case "$l" in *"elsewhere 0 snapshot_failures 0") case_ slices 0 ;; *) case_ slices 1 ;; esac
 # tracing: /init held every tracepoint the module hooks while only CPU 0 ran (init.sh, vperf-keys)
 tp=/sys/module/vperf_guest/parameters
 c1=/sys/devices/system/cpu/cpu1/online
 echo 1 >$tp/trace; st=$?; echo "KMOD-TRACE-START $(head -1 $tp/trace_stats)"; case_ trace-start $st
-for m in on "marks 10000" wrap lost sleep hostile sample procs irq; do vperf-kmod-trace $m; case_ trace-${m% *} $?; done
+for m in on "marks 10000" wrap lost sleep hostile sample procs irq sampler markquota exitdrain; do vperf-kmod-trace $m; case_ trace-${m% *} $?; done
 vperf-kmod-trace cost	# a figure, no verdict
 r1=x; r2=x
 echo 0 >$c1 && r1=$(sed -n "s/^on 1 rings \([0-9]*\).*/\1/p" $tp/trace_stats) && echo 1 >$c1 &&
@@ -233,9 +254,10 @@ line() { { grep -a "$1" "$LOG.clean" || true; } | tail -1 | sed "s/.*$1 *//"; }
 first() { { grep -a "$1" "$LOG.clean" || true; } | head -1 | sed "s/.*$2 *//"; }	# first PATTERN STRIP
 
 for c in insmod devnode ioctl params thread-api thread-single thread-migrate thread-split thread-sleep \
-	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-events thread-guest thread-mux thread-stress thread-conserve thread-sample slices \
+	thread-read thread-inherit thread-attach thread-doorbell thread-exits thread-events thread-guest thread-mux thread-stress thread-conserve thread-sample \
+	thread-private thread-plm thread-memory thread-evquota thread-forkrace slices \
 	trace-start trace-on trace-marks trace-wrap trace-lost trace-sleep trace-hostile trace-sample trace-procs \
-	trace-irq trace-hotplug trace-off trace-params thread-unload irq \
+	trace-irq trace-sampler trace-markquota trace-exitdrain trace-hotplug trace-off trace-params thread-unload irq \
 	hotplug cycles trace-load dmesg; do
 	s="$(case_status "$c")"
 	case "$c" in
@@ -256,7 +278,8 @@ for c in insmod devnode ioctl params thread-api thread-single thread-migrate thr
 	thread-conserve) detail="$(first 'kmod-thread: conserve [a-zA-Z]* [0-9] of' 'kmod-thread: conserve [a-zA-Z]*')" ;;
 	thread-sample) detail="$({ grep -a 'kmod-thread: sample [a-zA-Z]* samples' "$LOG.clean" || true; } | tail -1 |
 		sed 's/.*kmod-thread: sample [a-zA-Z]* //')" ;;
-	thread-exits | thread-events | thread-guest | thread-mux) detail="$({ grep -a "kmod-thread: ${c#thread-} [oF][kA]" "$LOG.clean" || true; } |
+	thread-exits | thread-events | thread-guest | thread-mux | thread-private | thread-plm | \
+	thread-memory | thread-evquota | thread-forkrace) detail="$({ grep -a "kmod-thread: ${c#thread-} [oF][kA]" "$LOG.clean" || true; } |
 		sed "s/.*kmod-thread: ${c#thread-} [a-zA-Z]* //" | head -5 | paste -sd';')" ;;
 	thread-doorbell) detail="$({ grep -a 'kmod-thread: doorbell [oF][kA]' "$LOG.clean" || true; } | tail -2 |
 		sed 's/.*kmod-thread: doorbell [a-zA-Z]* //' | paste -sd';')" ;;

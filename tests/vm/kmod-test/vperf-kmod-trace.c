@@ -44,6 +44,13 @@
  *   loaded   (module loaded with trace=1 trace_ring_kb=64) on, rings of 64 KiB
  *   cost     prints TSC cycles per marker and per getppid(), interleaved
  *            (a figure: no verdict)
+ *   sampler  at kernel.perf_event_paranoid >= 2 an unprivileged trace sampler
+ *            needs VPERF_TRACE_SAMPLER_USER (EACCES without); root and
+ *            paranoid 1 do not
+ *   markquota one user maps at most max_user_kb of marker buffers (EDQUOT),
+ *            and root still gets one from the pool
+ *   exitdrain stress: processes exit while their marker file is released:
+ *            every marker copied
  *   stats    print trace_stats
  * Prints "kmod-trace: MODE ok|FAIL what" per check, then "kmod-trace: MODE
  * PASSED|FAILED".  Exit 0 when all checks hold.
@@ -55,6 +62,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -957,6 +965,317 @@ static void test_loaded(void)
 	check(s.on == 1 && s.rings == cpus && s.ring_kb == 64, "loaded", what);
 }
 
+/* ---- the hardening cases: other users, kernel mode, the marker pool, the last drains ---- */
+
+static void become_nobody(void)
+{
+	if (setgid(65534) || setuid(65534))
+		_exit(2);
+}
+
+static int perf_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v = -100;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -100;
+		fclose(f);
+	}
+	return v;
+}
+
+static int set_perf_paranoid(int v)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "w");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", v);
+	return fclose(f) ? -errno : 0;
+}
+
+static long read_param(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* A trace sampler on the caller (cpu-clock every 10 ms) with flags: 0, or -errno. */
+static int sampler_try(uint32_t flags)
+{
+	struct vperf_trace_sampler req = {
+		.size = sizeof(req), .flags = flags, .type = 1 /* PERF_TYPE_SOFTWARE */,
+		.config = 0 /* PERF_COUNT_SW_CPU_CLOCK */, .period = 10000000,
+	};
+	int f = open("/dev/" VPERF_DEV_NAME, O_RDONLY), ret;
+
+	if (f < 0)
+		return -errno;
+	ret = ioctl(f, VPERF_IOC_TRACE_SAMPLE, &req) ? -errno : 0;
+	close(f);
+	return ret;
+}
+
+/* As uid 65534: sampler_try(0) and sampler_try(VPERF_TRACE_SAMPLER_USER) into r[0], r[1]. */
+static void sampler_nobody(int *r)
+{
+	int res[2], status;
+	pid_t child;
+
+	r[0] = r[1] = 1;
+	if (pipe(res))
+		return;
+	child = fork();
+	if (child == 0) {
+		int x[2];
+
+		become_nobody();
+		x[0] = sampler_try(0);
+		x[1] = sampler_try(VPERF_TRACE_SAMPLER_USER);
+		if (write(res[1], x, sizeof(x)) != (ssize_t)sizeof(x))
+			_exit(3);
+		_exit(0);
+	}
+	if (read(res[0], r, 2 * sizeof(int)) != 2 * sizeof(int))
+		r[0] = r[1] = 1;
+	waitpid(child, &status, 0);
+	close(res[0]);
+	close(res[1]);
+}
+
+static const char *err_name(int r)
+{
+	return r > 0 ? "no answer" : r ? strerror(-r) : "started";
+}
+
+/*
+ * sampler: the trace sampler under perf's rule (perf_allow_kernel()): at
+ * kernel.perf_event_paranoid >= 2 a user without CAP_PERFMON gets EACCES
+ * for a sampler that sees kernel mode, and a sampler with
+ * VPERF_TRACE_SAMPLER_USER (user mode only); root gets one without it; at
+ * paranoid 1 the user does too.
+ */
+static void test_sampler(void)
+{
+	int level = perf_paranoid(), r[2], mine, r1[2] = { 1, 1 };
+	char what[400];
+
+	if (level < 2 && set_perf_paranoid(2)) {
+		check(0, "sampler", "setting kernel.perf_event_paranoid to 2");
+		return;
+	}
+	sampler_nobody(r);
+	mine = sampler_try(0);
+	if (!set_perf_paranoid(1))
+		sampler_nobody(r1);
+	set_perf_paranoid(level);
+	snprintf(what, sizeof(what), "kernel.perf_event_paranoid %d: as uid 65534 %s, user mode only %s; as "
+		 "root %s; as uid 65534 at paranoid 1 %s", level < 2 ? 2 : level, err_name(r[0]), err_name(r[1]),
+		 err_name(mine), err_name(r1[0]));
+	check(r[0] == -EACCES && !r[1] && !mine && !r1[0] && perf_paranoid() == level, "sampler", what);
+}
+
+/*
+ * markquota: one user cannot take the whole marker pool.  With the pool at
+ * 2048 KiB (max_mark_kb) and one user's files at 1024 KiB (max_user_kb),
+ * uid 65534's threads map three 64-page buffers (260 KiB each) and get
+ * EDQUOT for the fourth; root then maps one.
+ */
+#define MQ_THREADS	8
+#define MQ_LEN		((1 + 64) * 4096)
+
+static int mq_fd, mq_ret[MQ_THREADS];
+static sem_t mq_mapped, mq_release;
+
+static void *mq_run(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	void *m = mmap(NULL, MQ_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, mq_fd, VPERF_MARK_PGOFF * 4096);
+
+	mq_ret[i] = m == MAP_FAILED ? -errno : 0;
+	sem_post(&mq_mapped);
+	sem_wait(&mq_release);
+	return NULL;
+}
+
+static void test_markquota(void)
+{
+	long old_pool = read_param("max_mark_kb"), old_user = read_param("max_user_kb");
+	int res[2], go[2], status, ok = 0, err = 0, set, mine, r[MQ_THREADS];
+	char what[400];
+	pid_t child;
+	void *m;
+
+	set = write_param("max_mark_kb", 2048);
+	set = set ? set : write_param("max_user_kb", 1024);
+	if (pipe(res) || pipe(go))
+		return;
+	child = fork();
+	if (child == 0) {
+		pthread_t th[MQ_THREADS];
+		char c;
+
+		become_nobody();
+		mq_fd = open("/dev/" VPERF_DEV_NAME, O_RDWR);
+		sem_init(&mq_mapped, 0, 0);
+		sem_init(&mq_release, 0, 0);
+		for (int i = 0; i < MQ_THREADS; i++) {
+			pthread_create(&th[i], NULL, mq_run, (void *)(intptr_t)i);
+			sem_wait(&mq_mapped);
+		}
+		if (write(res[1], mq_ret, sizeof(mq_ret)) != (ssize_t)sizeof(mq_ret))
+			_exit(3);
+		/* the buffers stay until root has mapped its own */
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		for (int i = 0; i < MQ_THREADS; i++)
+			sem_post(&mq_release);
+		for (int i = 0; i < MQ_THREADS; i++)
+			pthread_join(th[i], NULL);
+		_exit(0);
+	}
+	for (int i = 0; i < MQ_THREADS; i++)
+		r[i] = 1;
+	if (read(res[0], r, sizeof(r)) != (ssize_t)sizeof(r))
+		check(0, "markquota", "the unprivileged process did not report");
+	{
+		int f = open("/dev/" VPERF_DEV_NAME, O_RDWR);
+
+		m = mmap(NULL, MQ_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, f, VPERF_MARK_PGOFF * 4096);
+		mine = m == MAP_FAILED ? -errno : 0;
+		if (m != MAP_FAILED)
+			munmap(m, MQ_LEN);
+		close(f);
+	}
+	if (write(go[1], "x", 1) != 1)
+		check(0, "markquota", "releasing the unprivileged process");
+	waitpid(child, &status, 0);
+	if (old_pool >= 0)
+		write_param("max_mark_kb", old_pool);
+	if (old_user >= 0)
+		write_param("max_user_kb", old_user);
+	for (int i = 0; i < MQ_THREADS; i++) {
+		if (!r[i])
+			ok++;
+		else if (!err)
+			err = r[i];
+	}
+	snprintf(what, sizeof(what), "max_mark_kb 2048, max_user_kb 1024 (set: %s): uid 65534's threads mapped "
+		 "%d of %d marker buffers of 260 KiB, then %s; root's then: %s", set ? strerror(-set) : "ok", ok,
+		 MQ_THREADS, err ? err_name(err) : "none refused", err_name(mine));
+	check(!set && ok == 3 && err == -EDQUOT && !mine, "markquota", what);
+}
+
+/*
+ * exitdrain: a stress case for the last drains of marker buffers, by the
+ * exiting thread's probe and by the file's release at once (the release
+ * holds a buffer's busy flag with preemption off, because the exit probe
+ * spins on it with preemption off: a preempted holder on the spinner's CPU
+ * would never run again).  20 rounds: 4 processes (2 on each vCPU) map
+ * their buffers on one file they inherited, write 300 markers each, and
+ * exit together while the parent closes the file.  Every marker is copied
+ * (trace_stats: marker records written grow by exactly 24000, none dropped,
+ * refused or orphaned), and the guest lives.
+ */
+#define ED_ROUNDS	20
+#define ED_PROCS	4
+#define ED_MARKS	300
+#define ED_PAGES	16
+
+static void exitdrain_child(int f, int i, int ready, int go)
+{
+	struct hostile_buf hb;
+	union rec rec;
+	void *m;
+	char c = 0;
+
+	pin(i & 1);
+	m = mmap(NULL, (1 + ED_PAGES) * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, f, VPERF_MARK_PGOFF * 4096);
+	if (m == MAP_FAILED)
+		_exit(3);
+	close(f);	/* the mapping holds the file */
+	hb.h = m;
+	hb.data = (unsigned char *)m + 4096;
+	hb.head = 0;
+	for (unsigned int k = 0; k < ED_MARKS; k++) {
+		uint32_t size = good_rec(&rec, k);
+
+		/* room (300 of them fill about a third of it): a switch-out copies 16 KiB */
+		while (hb.head + size - __atomic_load_n(&hb.h->tail, __ATOMIC_ACQUIRE) > ED_PAGES * 4096)
+			usleep(100);
+		vperf_ring_copy_in(hb.data, ED_PAGES * 4096, hb.head, &rec, size);
+		hb.head += size;
+		hb_publish(&hb);
+	}
+	if (write(ready, &c, 1) != 1)
+		_exit(4);
+	if (read(go, &c, 1) < 0)	/* EOF: all go at once */
+		_exit(5);
+	_exit(0);
+}
+
+static void test_exitdrain(void)
+{
+	struct stats s0, s1;
+	int bad = 0;
+	char what[500];
+
+	s0 = stats_or_fail("exitdrain");
+	for (int r = 0; r < ED_ROUNDS; r++) {
+		int ready[2], go[2], f, status;
+		pid_t kids[ED_PROCS];
+		char c;
+
+		f = open("/dev/" VPERF_DEV_NAME, O_RDWR);
+		if (f < 0 || pipe(ready) || pipe(go)) {
+			bad++;
+			break;
+		}
+		for (int i = 0; i < ED_PROCS; i++) {
+			kids[i] = fork();
+			if (kids[i] == 0) {
+				close(ready[0]);
+				close(go[1]);
+				exitdrain_child(f, i, ready[1], go[0]);
+			}
+		}
+		close(ready[1]);
+		close(go[0]);
+		for (int i = 0; i < ED_PROCS; i++)
+			if (read(ready[0], &c, 1) != 1)
+				bad++;
+		close(go[1]);	/* they exit... */
+		close(f);	/* ...while the file goes: the last of these releases it */
+		for (int i = 0; i < ED_PROCS; i++)
+			if (waitpid(kids[i], &status, 0) != kids[i] || !WIFEXITED(status) || WEXITSTATUS(status))
+				bad++;
+		close(ready[0]);
+	}
+	usleep(100000);
+	s1 = stats_or_fail("exitdrain");
+	snprintf(what, sizeof(what), "%d rounds of %d processes with %d markers each exiting as their file is "
+		 "released (%d failed): marker records written %llu (want %d), dropped %llu, refused %llu, "
+		 "orphaned %llu", ED_ROUNDS, ED_PROCS, ED_MARKS, bad,
+		 s1.produced[VPERF_TRACE_MARK] - s0.produced[VPERF_TRACE_MARK], ED_ROUNDS * ED_PROCS * ED_MARKS,
+		 s1.lost[VPERF_TRACE_MARK] - s0.lost[VPERF_TRACE_MARK], s1.invalid - s0.invalid,
+		 s1.orphaned - s0.orphaned);
+	check(!bad && s1.produced[VPERF_TRACE_MARK] - s0.produced[VPERF_TRACE_MARK] ==
+	      (unsigned long long)ED_ROUNDS * ED_PROCS * ED_MARKS && s1.lost[VPERF_TRACE_MARK] == s0.lost[VPERF_TRACE_MARK] &&
+	      s1.invalid == s0.invalid && s1.orphaned == s0.orphaned, "exitdrain", what);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "stats";
@@ -986,12 +1305,18 @@ int main(int argc, char **argv)
 		test_loaded();
 	else if (!strcmp(mode, "cost"))
 		test_cost();
+	else if (!strcmp(mode, "sampler"))
+		test_sampler();
+	else if (!strcmp(mode, "markquota"))
+		test_markquota();
+	else if (!strcmp(mode, "exitdrain"))
+		test_exitdrain();
 	else if (!strcmp(mode, "stats")) {
 		print_stats();
 		return 0;
 	} else {
 		fprintf(stderr, "usage: vperf-kmod-trace on|marks [N]|wrap|lost|sleep|hostile|sample|procs|irq|off|"
-			"loaded|cost|stats\n");
+			"loaded|cost|sampler|markquota|exitdrain|stats\n");
 		return 2;
 	}
 	printf("kmod-trace: %s %s\n", mode, fails ? "FAILED" : "PASSED");

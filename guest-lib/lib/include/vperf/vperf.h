@@ -484,7 +484,10 @@ VPERF_API uint64_t vperf_trace_marks_lost(void);
  * with the user callchain with VPERF_TRACE_SAMPLE_CALLCHAIN.  The samples go
  * into the guest's trace rings (vperf_guest.ko loaded with trace=1), which
  * the host records (`vperf vm record -F/-c/-g` runs `vperf record
- * --into-host`, which calls this).  Returns a file descriptor: sampling lasts
+ * --into-host`, which calls this).  Kernel mode is sampled too unless the
+ * event's name says user mode only (":u"), or the caller may not sample it
+ * (kernel.perf_event_paranoid 2 or more without CAP_PERFMON): then, as perf
+ * does, user mode only.  Returns a file descriptor: sampling lasts
  * until it is closed; or -errno with why: -ENODEV no /dev/vperf, -ENODATA
  * tracing is off, -ESRCH no such process, -EACCES the module's paranoid
  * setting, -EOPNOTSUPP a module without the sampler, -ENOENT an unknown
