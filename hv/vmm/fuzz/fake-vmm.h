@@ -114,7 +114,7 @@ static inline struct vm *fv_new(void)
 		vm->vcpus[i] = (struct vcpu){ .vm = vm, .id = i, .fd = -1, .stats_fd = -1, .run = run };
 		vm->nr_vcpus = i + 1;
 	}
-	if (console__init(&vm->console, NULL, false, vm__console_line, vm))
+	if (console__init(&vm->console, NULL, false, false, vm__console_line, vm))
 		goto err_vcpus;
 	vm->console.out_fd = fv_devnull;
 	if (vmm__setup_devices(vm))
