@@ -130,10 +130,12 @@ case_sigterm() {
 	verdict "$c" "$ok" "$why"
 }
 
-case_parent_killed() {
-	local c=parent-killed pid t0 d ok=1 why
-	# the parent: a shell that waits for run-nested.sh in the foreground, as any script does
-	bash -c "\"$RN\" --quiet --timeout 300 -- 'sleep 280'; echo parent-after" >"$W/$c.out" 2>"$W/$c.err" &
+# killed_case CASE WHAT SECONDS CMD...: start CMD (which runs run-nested.sh) in the background, SIGKILL it once the
+# payload runs, and want no QEMU of that run left within SECONDS, and the lock free again. WHAT names CMD.
+killed_case() {
+	local c=$1 what=$2 secs=$3 pid t0 d ok=1 why
+	shift 3
+	"$@" >"$W/$c.out" 2>"$W/$c.err" &
 	pid=$!
 	if ! wait_payload "$W/$c.err" 120; then
 		pkill -TERM -f -- "$(rundir "$W/$c.err")/monitor.sock" 2>/dev/null; kill -KILL "$pid" 2>/dev/null
@@ -144,10 +146,10 @@ case_parent_killed() {
 	t0=$EPOCHSECONDS
 	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null || true
-	if gone "$d" 15; then
-		why="QEMU gone $((EPOCHSECONDS - t0)) s after its grandparent shell was killed"
+	if gone "$d" "$secs"; then
+		why="QEMU gone $((EPOCHSECONDS - t0)) s after $what was killed"
 	else
-		ok=0; why="QEMU still running 15 s after the shell above run-nested.sh was killed"
+		ok=0; why="QEMU still running $secs s after $what was killed"
 		pkill -KILL -f -- "$d/monitor.sock" || true
 	fi
 	sleep 1
@@ -155,28 +157,14 @@ case_parent_killed() {
 	verdict "$c" "$ok" "$why"
 }
 
+# the parent: a shell that waits for run-nested.sh in the foreground, as any script does
+case_parent_killed() {
+	killed_case parent-killed "the shell above run-nested.sh" 15 \
+		bash -c "\"$RN\" --quiet --timeout 300 -- 'sleep 280'; echo parent-after"
+}
+
 case_runner_killed() {
-	local c=runner-killed pid t0 d ok=1 why
-	"$RN" --quiet --timeout 300 -- 'sleep 280' >"$W/$c.out" 2>"$W/$c.err" &
-	pid=$!
-	if ! wait_payload "$W/$c.err" 120; then
-		kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-		verdict "$c" 0 "the payload did not start within 120 s"
-		return
-	fi
-	d=$(rundir "$W/$c.err")
-	t0=$EPOCHSECONDS
-	kill -KILL "$pid"
-	wait "$pid" 2>/dev/null || true
-	if gone "$d" 10; then
-		why="QEMU gone $((EPOCHSECONDS - t0)) s after run-nested.sh was killed"
-	else
-		ok=0; why="QEMU still running 10 s after run-nested.sh was killed"
-		pkill -KILL -f -- "$d/monitor.sock" || true
-	fi
-	sleep 1
-	lock_free || { ok=0; why="$why; the QEMU lock is still held"; }
-	verdict "$c" "$ok" "$why"
+	killed_case runner-killed run-nested.sh 10 "$RN" --quiet --timeout 300 -- 'sleep 280'
 }
 
 case_lock_holder() {
