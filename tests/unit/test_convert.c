@@ -295,7 +295,7 @@ static void damaged_raw_files_are_refused_with_a_reason(void **state)
 	assert_non_null(strstr(why, "/nonexistent/raw"));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(guest_times_map_through_the_tsc_offset_into_one_order,
@@ -310,5 +310,5 @@ int main(void)
 						tdir_setup, tdir_teardown),
 	};
 
-	return cmocka_run_group_tests_name("convert", tests, NULL, NULL);
+	return VT_MAIN("convert", tests, NULL, NULL);
 }
