@@ -36,6 +36,9 @@
 
 #define VPERF_MAX_VCPUS_RAW	256	/* a raw file with more is refused */
 
+_Static_assert(VPERF_TRACE_NR_TYPES <= sizeof(((struct vperf_convert_stats *)0)->guest_by_type) /
+					sizeof(uint64_t), "guest_by_type holds every record type");
+
 /* ---- the recording's event classes (docs/recording.md) ---- */
 
 enum {
@@ -314,21 +317,29 @@ static int clock_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 	return 0;
 }
 
+/*
+ * vCPU n's guest records, len bytes at p (a GUEST chunk).  vperf-vmm wrote only records
+ * libvperf-hv found valid, but the file is not trusted to say so: each record is checked again
+ * by the guest ABI's rule (vperf_trace_rec_check()), so everything later read from a record
+ * (counts, callchain, names) is inside it and well-formed.  As the host does with a ring, the
+ * first invalid record ends the chunk: it and the bytes after it are counted, never read.
+ */
 static int add_guest(struct conv *c, unsigned int n, const unsigned char *p, size_t len)
 {
-	for (size_t off = 0; off + sizeof(struct vperf_trace_rec) <= len;) {
+	for (size_t off = 0; off < len;) {
 		const struct vperf_trace_rec *r = (const void *)(p + off);
 		struct cev e = { .p = r, .cpu = n, .src = SRC_GUEST, .layer = VPERF_CTF_GUEST_KERNEL };
+		uint32_t size = vperf_trace_rec_check(r, (uint32_t)(len - off));	/* len <= 16 MiB */
 		int err;
 
-		/* vperf-vmm validated them (libvperf-hv); a damaged file is refused, not trusted */
-		if (r->size < sizeof(*r) || r->size % 8 || r->size > len - off)
-			return fail(c, -EINVAL, "vCPU %u: a guest record with size %u in a chunk of %zu bytes",
-				    n, r->size, len);
-		off += r->size;
+		if (!size) {
+			c->st->guest_refused_records++;
+			c->st->guest_refused_bytes += len - off;
+			break;
+		}
+		off += size;
 		c->st->guest_records++;
-		if (r->type < sizeof(c->st->guest_by_type) / sizeof(c->st->guest_by_type[0]))
-			c->st->guest_by_type[r->type]++;
+		c->st->guest_by_type[r->type]++;	/* a valid record's type is one the ABI has */
 		if (!guest_ns(c, n, r->tsc, &e.ns)) {
 			c->st->guest_unmapped++;	/* no clock mapping for this vCPU */
 			continue;
@@ -338,8 +349,6 @@ static int add_guest(struct conv *c, unsigned int n, const unsigned char *p, siz
 		if (r->type == VPERF_TRACE_LOST) {
 			const struct vperf_trace_lost *l = (const void *)r;
 
-			if (r->size != sizeof(*l))
-				continue;
 			e.src = SRC_LOST;
 			e.count = l->count;
 			c->st->lost_producer += l->count;
@@ -622,7 +631,7 @@ static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct c
 		return vperf_ctf__emit(s, EV_MMAP, e->ns, v, 6);
 	}
 	default:
-		return 0;	/* a type this converter does not know: counted, not written */
+		return 0;	/* LOST is SRC_LOST; vperf_trace_rec_check() passes no other type */
 	}
 }
 
@@ -1156,6 +1165,8 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 			{ "summary_lost_guest_producer", c->st->lost_producer },
 			{ "summary_guest_invalid_bytes", c->st->lost_invalid_bytes },
 			{ "summary_guest_bad_ring_headers", c->st->guest_bad_headers },
+			{ "summary_guest_refused_records", c->st->guest_refused_records },
+			{ "summary_guest_refused_bytes", c->st->guest_refused_bytes },
 			{ "summary_lost_vmm", c->st->lost_vmm },
 			{ "summary_lost_host", c->st->lost_host },
 			{ "summary_duration_ns", c->nr_ev ? c->ev[c->nr_ev - 1].ns - c->ev[0].ns : 0 },

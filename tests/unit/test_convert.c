@@ -262,7 +262,75 @@ static void a_cut_raw_file_converts_up_to_its_last_whole_chunk(void **state)
 	bt_run_free(&r);
 }
 
-/* Not a raw recording, a damaged record size, a chunk over the limit: errors that say so. */
+/*
+ * The raw file is not trusted to hold only the records vperf-vmm validated: the converter checks
+ * each one again with the guest ABI's own rule (vperf_trace_rec_check()).  A sample whose counts
+ * and callchain run past its size, a record of a type no guest writes and a marker whose name is
+ * not UTF-8 are refused, each with the rest of its chunk (the host's rule for a ring), counted
+ * and said in the metadata; the valid records around them convert.
+ */
+static void invalid_guest_records_are_refused_and_counted(void **state)
+{
+	struct tdir *t = *state;
+	struct vperf_rawrec_tsc off = { .host_tsc = START_TSC, .offset = 0, .how = 1 };
+	struct vperf_trace_sample s = { .h = { .size = sizeof(s), .type = VPERF_TRACE_SAMPLE,
+					       .tsc = START_TSC + 20, .pid = 1, .tid = 1 },
+					.ip = 0x401000, .nr_counts = 3, .nr_callchain = 5 };
+	struct vperf_trace_rec unknown = { .size = sizeof(unknown), .type = 99, .tsc = START_TSC + 30 };
+	unsigned char g[256], g2[256], g3[256], g4[256];
+	size_t glen = 0, g2len = 0, g3len = 0, g4len = 0, mlen;
+	struct vperf_convert_stats st;
+	char *buf = NULL, why[256];
+	size_t len = 0;
+	struct bt_run r;
+	FILE *m;
+
+	raw_open(t, 1);
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &off, sizeof(off));
+	/* A, then the sample that claims 64 bytes it does not have, then B (refused with it) */
+	mark(g, &glen, "A", 1, START_TSC + 10, 1);
+	memcpy(g + glen, &s, sizeof(s));
+	glen += sizeof(s);
+	mark(g, &glen, "B", 2, START_TSC + 40, 1);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	memcpy(g2, &unknown, sizeof(unknown));
+	g2len = sizeof(unknown);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g2, (uint32_t)g2len);
+	mark(g3, &g3len, "\xff", 3, START_TSC + 50, 1);	/* not UTF-8 */
+	chunk(t, VPERF_RAWREC_GUEST, 0, g3, (uint32_t)g3len);
+	mark(g4, &g4len, "C", 4, START_TSC + 60, 1);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g4, (uint32_t)g4len);
+	raw_close(t, true);
+
+	convert_ok(t, &st);
+	mlen = g4len;	/* one marker record */
+	assert_int_equal(st.events, 2);
+	assert_int_equal(st.guest_records, 2);
+	assert_int_equal(st.guest_by_type[VPERF_TRACE_MARK], 2);
+	assert_int_equal(st.guest_by_type[VPERF_TRACE_SAMPLE], 0);
+	assert_int_equal(st.guest_refused_records, 3);
+	assert_int_equal(st.guest_refused_bytes, sizeof(s) + mlen + sizeof(unknown) + mlen);
+	read_clean(t->base, t->trace, &r);
+	assert_null(strstr(r.out, " sample: "));
+	assert_non_null(strstr(r.out, "name = \"A\""));
+	assert_null(strstr(r.out, "name = \"B\""));
+	assert_non_null(strstr(r.out, "name = \"C\""));
+	bt_run_free(&r);
+
+	m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	assert_int_equal(vperf_recording_header(t->trace, m, why, sizeof(why)), 0);
+	fclose(m);
+	assert_non_null(strstr(buf, "# guest records: 2 (not mapped to the clock: 0)\n"));
+	assert_non_null(strstr(buf, "# guest records refused as invalid: 3 (160 bytes"));
+	assert_null(strstr(buf, "refused_records"));
+	free(buf);
+}
+
+/*
+ * Not a raw recording, a file that is not there: errors that say so.  A guest record whose size
+ * runs past its chunk is refused alone (invalid_guest_records_are_refused_and_counted).
+ */
 static void damaged_raw_files_are_refused_with_a_reason(void **state)
 {
 	struct tdir *t = *state;
@@ -287,8 +355,11 @@ static void damaged_raw_files_are_refused_with_a_reason(void **state)
 	((struct vperf_trace_rec *)g)->size = 200;	/* past its chunk */
 	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
 	raw_close(t, true);
-	assert_int_equal(vperf_convert(t->raw, t->trace, NULL, &st, why, sizeof(why)), -EINVAL);
-	assert_non_null(strstr(why, "size 200"));
+	/* a guest record is refused, not the file: counted, and the rest converts */
+	assert_int_equal(vperf_convert(t->raw, t->trace, NULL, &st, why, sizeof(why)), 0);
+	assert_int_equal(st.guest_records, 0);
+	assert_int_equal(st.guest_refused_records, 1);
+	assert_int_equal(st.guest_refused_bytes, glen);
 
 	assert_int_equal(vperf_convert("/nonexistent/raw", t->trace, NULL, &st, why, sizeof(why)),
 			 -ENOENT);
@@ -307,6 +378,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(a_cut_raw_file_converts_up_to_its_last_whole_chunk,
 						tdir_setup, tdir_teardown),
 		cmocka_unit_test_setup_teardown(damaged_raw_files_are_refused_with_a_reason,
+						tdir_setup, tdir_teardown),
+		cmocka_unit_test_setup_teardown(invalid_guest_records_are_refused_and_counted,
 						tdir_setup, tdir_teardown),
 	};
 
