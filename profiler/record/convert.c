@@ -546,6 +546,8 @@ static const char *gstr(char *buf, size_t bufsz, const char *s, size_t n)
 	return buf;
 }
 
+#define NOT_WRITTEN	1	/* emit_*(): an event read, not written (0: written; -errno) */
+
 static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct cev *e)
 {
 	const struct vperf_trace_rec *r = e->p;
@@ -626,12 +628,12 @@ static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct c
 			VPERF_CTF_STR(gstr(fn, sizeof(fn), x->filename, r->size - sizeof(*x))),
 		};
 
-		if (!r->pid)	/* the kernel's text: its symbols are written at the end */
-			return 0;
+		if (!r->pid)	/* the kernel's text, a module's symbol: symbols written at the end */
+			return NOT_WRITTEN;
 		return vperf_ctf__emit(s, EV_MMAP, e->ns, v, 6);
 	}
 	default:
-		return 0;	/* LOST is SRC_LOST; vperf_trace_rec_check() passes no other type */
+		return NOT_WRITTEN;	/* LOST is SRC_LOST; vperf_trace_rec_check() passes no other */
 	}
 }
 
@@ -681,7 +683,7 @@ static int emit_host(struct vperf_ctf_stream *s, const struct cev *e)
 		return vperf_ctf__emit(s, EV_SCHED_WAKEUP, e->ns, v, 3);
 	}
 	default:
-		return 0;
+		return NOT_WRITTEN;
 	}
 }
 #endif
@@ -728,7 +730,7 @@ static int emit_one(struct conv *c, struct vperf_ctf *ctf, const struct cev *e)
 		return emit_host(s, e);
 #endif
 	default:
-		return 0;
+		return NOT_WRITTEN;
 	}
 }
 
@@ -1215,15 +1217,18 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 		}
 	}
 	for (size_t i = 0; i < c->nr_ev; i++) {
+		/* stats->events: the events the trace holds (lost_events aside) */
 		err = emit_one(c, ctf, &c->ev[i]);
+		if (!err && c->ev[i].src != SRC_LOST)
+			c->st->events++;
+		if (err == NOT_WRITTEN)
+			err = 0;
 		if (!err && i % 200000 == 199999)
 			err = vperf_ctf__flush(ctf);
 		if (err) {
 			err = fail(c, err, "writing %s: %s", dir, vperf_ctf__strerror(ctf));
 			goto out;
 		}
-		if (c->ev[i].src != SRC_LOST)
-			c->st->events++;
 	}
 	if (!err)
 		err = write_guest_ksyms(c, ctf, c->nr_ev ? c->ev[c->nr_ev - 1].ns : 0);

@@ -327,6 +327,55 @@ static void invalid_guest_records_are_refused_and_counted(void **state)
 	free(buf);
 }
 
+/* An MMAP record of vCPU 0 at host time ns: start, len, pid (0: the kernel's), filename. */
+static void mmap_rec(unsigned char *buf, size_t *len, uint64_t tsc, uint64_t start, uint64_t mlen,
+		     uint32_t pid, const char *filename)
+{
+	struct vperf_trace_mmap *m = (void *)(buf + *len);
+	size_t n = strlen(filename) + 1, size = (sizeof(*m) + n + 7) & ~(size_t)7;
+
+	memset(m, 0, size);
+	m->h.size = (uint16_t)size;
+	m->h.type = VPERF_TRACE_MMAP;
+	m->h.tsc = tsc;
+	m->h.pid = pid;
+	m->h.tid = pid;
+	m->start = start;
+	m->len = mlen;
+	memcpy(m->filename, filename, n);
+	*len += size;
+}
+
+/*
+ * The statistics' events are the events the trace holds: the guest's records of where its kernel
+ * text and its modules' symbols are are read, not written (the symbols they place are), so they
+ * are not counted.
+ */
+static void events_counted_are_the_events_in_the_trace(void **state)
+{
+	struct tdir *t = *state;
+	struct vperf_rawrec_tsc off = { .host_tsc = START_TSC, .offset = 0, .how = 1 };
+	unsigned char g[512];
+	size_t glen = 0;
+	struct vperf_convert_stats st;
+	struct bt_run r;
+
+	raw_open(t, 1);
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &off, sizeof(off));
+	mmap_rec(g, &glen, START_TSC + 10, 0xffffffff81000100ull, 0, 0, "[kernel.kallsyms]schedule");
+	mmap_rec(g, &glen, START_TSC + 20, 0xffffffffc0001000ull, 0x80, 0, "[kvm]vcpu_run");
+	mmap_rec(g, &glen, START_TSC + 30, 0x400000, 0x1000, 7, "/bin/x");
+	mark(g, &glen, "m", 1, START_TSC + 40, 7);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	raw_close(t, true);
+	convert_ok(t, &st);
+	assert_int_equal(st.guest_records, 4);
+	read_clean(t->base, t->trace, &r);
+	assert_int_equal(count_lines(r.out), 2);	/* the user mmap and the marker */
+	assert_int_equal(st.events, 2);
+	bt_run_free(&r);
+}
+
 /*
  * Not a raw recording, a file that is not there: errors that say so.  A guest record whose size
  * runs past its chunk is refused alone (invalid_guest_records_are_refused_and_counted).
@@ -380,6 +429,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(damaged_raw_files_are_refused_with_a_reason,
 						tdir_setup, tdir_teardown),
 		cmocka_unit_test_setup_teardown(invalid_guest_records_are_refused_and_counted,
+						tdir_setup, tdir_teardown),
+		cmocka_unit_test_setup_teardown(events_counted_are_the_events_in_the_trace,
 						tdir_setup, tdir_teardown),
 	};
 
