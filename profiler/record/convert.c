@@ -1099,7 +1099,8 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	}
 #endif
 	c->st->host_events_missing = !c->st->host_events;
-	qsort(c->ev, c->nr_ev, sizeof(*c->ev), cmp_cev);
+	if (c->nr_ev)	/* a recording without events has no array (qsort() wants one) */
+		qsort(c->ev, c->nr_ev, sizeof(*c->ev), cmp_cev);
 	{
 		bool has = opts && opts->size >= offsetof(struct vperf_convert_opts, guest_kallsyms_as) +
 						   sizeof(char *);

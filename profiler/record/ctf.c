@@ -1678,7 +1678,8 @@ int vperf_ctf__flush(struct vperf_ctf *ctf)
 		return -EINVAL;
 	if (ctf->broken)
 		return fail(ctf, -EIO, "an earlier flush failed: the trace is incomplete");
-	qsort(ctf->pending, ctf->nr_pending, sizeof(*ctf->pending), by_time);
+	if (ctf->nr_pending)	/* none may mean no array yet (qsort() wants one) */
+		qsort(ctf->pending, ctf->nr_pending, sizeof(*ctf->pending), by_time);
 	for (; i < ctf->nr_pending; i++) {
 		struct pending *p = &ctf->pending[i];
 

@@ -11,7 +11,8 @@ as it is: a raw recording with host kernel events), 'guest-every-record' (two vC
 KVM's TSC offset and one by TRACE_FLUSH samples: every guest record type, valid, with the kernel
 text and a module symbol for the System.map the target gives, exits, losses, the host sample's
 tracefs chunks in 512-byte pages), 'guest-refused' (the same records, each made invalid in its own
-way, between valid ones) and 'cut' (a recording killed mid-chunk).
+way, between valid ones) and 'cut' (a recording killed mid-chunk); 'regress-*': what the fuzzer
+found, rebuilt here.
 
 corpus-hostevents/ (fuzz-hostevents.c's operations): 'sample' (the stored sample's header,
 formats, page and stats, then reads with and without losses reported) and 'small-pages' (its
@@ -241,6 +242,10 @@ def write_convert():
     cut = params + b"".join(body[:6])
     with open(os.path.join(d, "cut"), "wb") as f:
         f.write(cut[:-20])
+
+    # found by fuzz-convert: a recording without events (qsort() of no array)
+    with open(os.path.join(d, "regress-no-events-qsort-null"), "wb") as f:
+        f.write(bytes([0, 100]) + chunk(END, struct.pack("<QQ", 1, 1)))
 
 
 def op(n, *parts):
