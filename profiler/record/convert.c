@@ -1045,10 +1045,11 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	struct vperf_ctf *ctf = NULL;
 	struct vperf_ctf_env env[80];
 	char vdso_note[256], gmod_note[128];
-	char vals[24][24], type_key_buf[VPERF_TRACE_NR_TYPES][48];
+	char vals[32][24], type_key_buf[VPERF_TRACE_NR_TYPES][48];
 	size_t nr_vals = 0;
 	char clock_note[1024], khz[32], offsets[512], cwhy[256];
 	size_t nr_env = 0, o = 0;
+	int64_t clock_off;
 	int err;
 
 	if (stats && stats->size < sizeof(*stats))
@@ -1101,6 +1102,15 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	c->st->host_events_missing = !c->st->host_events;
 	if (c->nr_ev)	/* a recording without events has no array (qsort() wants one) */
 		qsort(c->ev, c->nr_ev, sizeof(*c->ev), cmp_cev);
+	/*
+	 * The trace's clock counts ns from its origin (the start's time of day) in an int64, as
+	 * babeltrace2 reads it: events past that are left out, counted (sorted: they are last).
+	 */
+	clock_off = (int64_t)(c->h->start_realtime_ns - tsc_ns(c, c->h->start_tsc));
+	while (c->nr_ev && c->ev[c->nr_ev - 1].ns > (uint64_t)INT64_MAX - (clock_off > 0 ? clock_off : 0)) {
+		c->nr_ev--;
+		c->st->out_of_range++;
+	}
 	{
 		bool has = opts && opts->size >= offsetof(struct vperf_convert_opts, guest_kallsyms_as) +
 						   sizeof(char *);
@@ -1159,7 +1169,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 			[VPERF_TRACE_SAMPLE] = "guest_sample", [VPERF_TRACE_MARK] = "guest_marker",
 			[VPERF_TRACE_LOST] = "guest_lost_records", [VPERF_TRACE_MMAP] = "guest_mmap",
 		};
-		struct { const char *key; uint64_t v; } sum[24] = {
+		struct { const char *key; uint64_t v; } sum[32] = {
 			{ "summary_guest_records", c->st->guest_records },
 			{ "summary_guest_unmapped", c->st->guest_unmapped },
 			{ "summary_vmm_exits", c->st->vmm_exits },
@@ -1170,37 +1180,36 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 			{ "summary_guest_bad_ring_headers", c->st->guest_bad_headers },
 			{ "summary_guest_refused_records", c->st->guest_refused_records },
 			{ "summary_guest_refused_bytes", c->st->guest_refused_bytes },
+			{ "summary_out_of_range", c->st->out_of_range },
 			{ "summary_lost_vmm", c->st->lost_vmm },
 			{ "summary_lost_host", c->st->lost_host },
 			{ "summary_duration_ns", c->nr_ev ? c->ev[c->nr_ev - 1].ns - c->ev[0].ns : 0 },
 		};
 		size_t nr_sum = 0;
 
-		while (nr_sum < 24 && sum[nr_sum].key)	/* the fixed ones above */
+		while (nr_sum < 32 && sum[nr_sum].key)	/* the fixed ones above */
 			nr_sum++;
 
-		for (unsigned int ty = 1; ty < VPERF_TRACE_NR_TYPES && nr_sum < 24; ty++) {
+		for (unsigned int ty = 1; ty < VPERF_TRACE_NR_TYPES && nr_sum < 32; ty++) {
 			if (!c->st->guest_by_type[ty] || !type_keys[ty])
 				continue;
 			snprintf(type_key_buf[ty], sizeof(type_key_buf[ty]), "summary_%s", type_keys[ty]);
 			sum[nr_sum].key = type_key_buf[ty];
 			sum[nr_sum++].v = c->st->guest_by_type[ty];
 		}
-		for (size_t i = 0; i < nr_sum && nr_vals < 24; i++) {
+		for (size_t i = 0; i < nr_sum && nr_vals < 32; i++) {
 			snprintf(vals[nr_vals], sizeof(vals[nr_vals]), "%" PRIu64, sum[i].v);
 			env[nr_env++] = (struct vperf_ctf_env){ sum[i].key, vals[nr_vals++], false };
 		}
 	}
 	nr_env += meta_env(c->meta, env + nr_env, sizeof(env) / sizeof(env[0]) - nr_env);
 	{
-		uint64_t start_ns = tsc_ns(c, c->h->start_tsc);
-		int64_t off = (int64_t)(c->h->start_realtime_ns - start_ns);
 		struct vperf_ctf_config cfg = {
 			.size = sizeof(cfg),
 			.clock_name = "host_tsc",
 			.clock_description = "host TSC in ns",
-			.clock_offset_s = off / 1000000000,
-			.clock_offset = off % 1000000000,
+			.clock_offset_s = clock_off / 1000000000,
+			.clock_offset = clock_off % 1000000000,
 			.vm_name = opts && opts->vm_name ? opts->vm_name : "vm0",
 			.layers = (1u << VPERF_CTF_HOST_KERNEL) | (1u << VPERF_CTF_VMM) |
 				  (1u << VPERF_CTF_GUEST_KERNEL) | (1u << VPERF_CTF_GUEST_USER),

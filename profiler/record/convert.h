@@ -45,6 +45,11 @@ struct vperf_convert_stats {
 	 */
 	uint64_t guest_refused_records;
 	uint64_t guest_refused_bytes;
+	/*
+	 * Events left out: their time is past what the trace's clock holds (2^63 - 1 ns from its
+	 * origin, the start's time of day): a bogus TSC offset or a wrapped guest TSC.
+	 */
+	uint64_t out_of_range;
 };
 
 struct vperf_convert_opts {

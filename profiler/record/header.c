@@ -146,6 +146,9 @@ static void print_vm(const struct env *ep, FILE *out)
 		fprintf(out, "# guest records refused as invalid: %" PRIu64 " (%" PRIu64 " bytes of the "
 			"raw recording, each with the rest of its chunk: never read)\n",
 			num(ep, "summary_guest_refused_records"), num(ep, "summary_guest_refused_bytes"));
+	if (num(ep, "summary_out_of_range"))
+		fprintf(out, "# events left out: %" PRIu64 " (their time is past what the trace's clock "
+			"holds: a bogus TSC offset or a wrapped guest TSC)\n", num(ep, "summary_out_of_range"));
 	if (get(ep, "guest_kernel_symbols"))
 		fprintf(out, "# guest kernel symbols: %s\n", val(ep, "guest_kernel_symbols", ""));
 	if (get(ep, "guest_vdso"))

@@ -377,6 +377,40 @@ static void events_counted_are_the_events_in_the_trace(void **state)
 }
 
 /*
+ * The trace's clock counts ns from its origin (the recording's start, as the time of day) in a
+ * signed 64-bit number: babeltrace2 refuses a stream with a time past that, and the CTF writer
+ * one past 2^63 ns.  A raw file's times are not trusted to fit (a bogus TSC offset, a guest TSC
+ * that wraps): events beyond are left out and counted, and the rest of the trace reads.
+ */
+static void events_beyond_the_trace_clock_are_left_out_and_counted(void **state)
+{
+	struct tdir *t = *state;
+	struct vperf_rawrec_tsc off = { .host_tsc = START_TSC, .offset = 0, .how = 1 };
+	unsigned char g[256];
+	size_t glen = 0;
+	struct vperf_convert_stats st;
+	struct bt_run r;
+	char got[64];
+
+	raw_open(t, 1);
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &off, sizeof(off));
+	mark(g, &glen, "kept", 1, START_TSC + 10, 1);
+	/* 2^63 - 10^18 ns: below 2^63, but not with the clock's origin, 1.7 * 10^18 ns */
+	mark(g, &glen, "late", 2, (uint64_t)(INT64_MAX - 1000000000000000000ll) * 2, 1);
+	mark(g, &glen, "wrapped", 3, UINT64_MAX - 100, 1);	/* a guest TSC about to wrap */
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	raw_close(t, true);
+	convert_ok(t, &st);
+	assert_int_equal(st.guest_records, 3);
+	assert_int_equal(st.out_of_range, 2);
+	assert_int_equal(st.events, 1);
+	read_clean(t->base, t->trace, &r);
+	names(r.out, got, sizeof(got));
+	assert_string_equal(got, "marker ");
+	bt_run_free(&r);
+}
+
+/*
  * Not a raw recording, a file that is not there: errors that say so.  A guest record whose size
  * runs past its chunk is refused alone (invalid_guest_records_are_refused_and_counted).
  */
@@ -431,6 +465,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(invalid_guest_records_are_refused_and_counted,
 						tdir_setup, tdir_teardown),
 		cmocka_unit_test_setup_teardown(events_counted_are_the_events_in_the_trace,
+						tdir_setup, tdir_teardown),
+		cmocka_unit_test_setup_teardown(events_beyond_the_trace_clock_are_left_out_and_counted,
 						tdir_setup, tdir_teardown),
 	};
 

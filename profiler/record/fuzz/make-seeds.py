@@ -243,6 +243,14 @@ def write_convert():
     with open(os.path.join(d, "cut"), "wb") as f:
         f.write(cut[:-20])
 
+    # found by fuzz-convert: a guest event past what the trace's clock holds (2^63 ns from the
+    # start's time of day: babeltrace2 could not read the trace)
+    late = grec(8, struct.pack("<QII", 1, 2, 4) + b"late", (2 ** 63 - 10 ** 18) * 2)
+    with open(os.path.join(d, "regress-time-past-the-clock"), "wb") as f:
+        f.write(bytes([0, 100]) + chunk(TSC_OFFSET, struct.pack("<QqII", START_TSC, 0, 1, 0)) +
+                chunk(GUEST, grec(8, struct.pack("<QII", 1, 2, 2) + b"ok", START_TSC) + late) +
+                chunk(END, struct.pack("<QQ", START_TSC * 3, 10)))
+
     # found by fuzz-convert: a recording without events (qsort() of no array)
     with open(os.path.join(d, "regress-no-events-qsort-null"), "wb") as f:
         f.write(bytes([0, 100]) + chunk(END, struct.pack("<QQ", 1, 1)))
