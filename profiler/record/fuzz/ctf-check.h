@@ -259,10 +259,24 @@ static bt_graph_simple_sink_component_consume_func_status fuzz_bt2_consume(bt_me
 	return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
 }
 
+static const bt_plugin *fuzz_bt2_ctf, *fuzz_bt2_utils;
+
+/*
+ * Find babeltrace2's ctf and utils plugins, and keep them: their shared objects stay loaded for
+ * the process's life (so that LeakSanitizer can name them in a report).
+ */
+static void fuzz_bt2_plugins(void)
+{
+	if (!fuzz_bt2_ctf &&
+	    (bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_TRUE, &fuzz_bt2_ctf) ||
+	     bt_plugin_find("utils", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_TRUE, &fuzz_bt2_utils)))
+		fuzz_fail("babeltrace2's ctf and utils plugins are not installed");
+}
+
 /* babeltrace2 reads the trace in dir to its end, in time order; its event counts into k. */
 static void fuzz_bt2_read(const char *dir, struct fuzz_bt2 *k)
 {
-	static const bt_plugin *ctf, *utils;
+	const bt_plugin *ctf, *utils;
 	const bt_component_class_source *fs_cls;
 	const bt_component_class_filter *mux_cls;
 	const bt_component_source *src;
@@ -273,9 +287,9 @@ static void fuzz_bt2_read(const char *dir, struct fuzz_bt2 *k)
 	bt_graph_run_status rs;
 
 	memset(k, 0, sizeof(*k));
-	if (!ctf && (bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) ||
-		     bt_plugin_find("utils", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_TRUE, &utils)))
-		fuzz_fail("babeltrace2's ctf and utils plugins are not installed");
+	fuzz_bt2_plugins();
+	ctf = fuzz_bt2_ctf;
+	utils = fuzz_bt2_utils;
 	fs_cls = bt_plugin_borrow_source_component_class_by_name_const(ctf, "fs");
 	mux_cls = bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer");
 	if (!g || !params || !fs_cls || !mux_cls ||
