@@ -194,18 +194,23 @@ struct rmtree {
 	uid_t uid;		/* the caller: every entry must be its */
 	dev_t dev;		/* DIR.old's file system: the walk stays on it */
 	bool dry;		/* check everything, remove nothing */
+	const char *why;	/* a refusal's reason (else the error's) */
 	char path[PATH_MAX];	/* the entry looked at, below top */
 };
 
+static const char swapped[] = "was replaced while being removed";
+
 /* Remove name (looked at as was) from directory d, if it is still that entry: 0 or -errno. */
-static int unlink_same(int d, const char *name, const struct stat *was, int flags)
+static int unlink_same(struct rmtree *t, int d, const char *name, const struct stat *was, int flags)
 {
 	struct stat now;
 
 	if (fstatat(d, name, &now, AT_SYMLINK_NOFOLLOW))
 		return -errno;
-	if (now.st_dev != was->st_dev || now.st_ino != was->st_ino)
-		return -ESTALE;		/* swapped since: leave the newcomer alone */
+	if (now.st_dev != was->st_dev || now.st_ino != was->st_ino) {
+		t->why = swapped;	/* leave the newcomer alone */
+		return -ESTALE;
+	}
 	return unlinkat(d, name, flags) ? -errno : 0;
 }
 
@@ -219,25 +224,32 @@ static int rm_entry(struct rmtree *t, int d, const char *name, int depth)
 
 	if (fstatat(d, name, &st, AT_SYMLINK_NOFOLLOW))
 		return -errno;
-	if (st.st_uid != t->uid)
+	if (st.st_uid != t->uid) {
+		t->why = "is not yours (another user's file)";
 		return -EPERM;
-	if (st.st_dev != t->dev)
+	}
+	if (st.st_dev != t->dev) {
+		t->why = "is on another file system (a mount point)";
 		return -EXDEV;
+	}
 	if (!S_ISDIR(st.st_mode))
-		return t->dry ? 0 : unlink_same(d, name, &st, 0);
-	if (depth >= RECDIR_MAX_DEPTH)
+		return t->dry ? 0 : unlink_same(t, d, name, &st, 0);
+	if (depth >= RECDIR_MAX_DEPTH) {
+		t->why = "is nested too deep for a recording";
 		return -ELOOP;
+	}
 	sub = openat(d, name, O_DIR_FLAGS);
 	if (sub < 0)
 		return -errno;
 	if (fstat(sub, &sub_st)) {
 		err = -errno;
 	} else if (sub_st.st_dev != st.st_dev || sub_st.st_ino != st.st_ino) {
+		t->why = swapped;
 		err = -ESTALE;
 	} else {
 		err = rm_children(t, sub, depth + 1);
 		if (!err && !t->dry)
-			err = unlink_same(d, name, &sub_st, AT_REMOVEDIR);
+			err = unlink_same(t, d, name, &sub_st, AT_REMOVEDIR);
 	}
 	close(sub);
 	return err;
@@ -288,7 +300,6 @@ static int remove_old(const char *cmd, const char *top, int p, const char *name,
 		      const struct stat *st)
 {
 	struct rmtree t = { .uid = geteuid(), .dev = st->st_dev, .dry = true };
-	const char *what;
 	int err;
 
 	/* first every entry checked, so that a refusal leaves the recording whole */
@@ -297,19 +308,13 @@ static int remove_old(const char *cmd, const char *top, int p, const char *name,
 		t.dry = false;
 		err = rm_children(&t, d, 0);
 		if (!err)
-			err = unlink_same(p, name, st, AT_REMOVEDIR);
+			err = unlink_same(&t, p, name, st, AT_REMOVEDIR);
 	}
 	if (!err)
 		return 0;
-	switch (err) {
-	case -EPERM:	what = "is not yours (another user's file)"; break;
-	case -EXDEV:	what = "is on another file system (a mount point)"; break;
-	case -ELOOP:	what = "is nested too deep for a recording"; break;
-	case -ESTALE:	what = "was replaced while being removed"; break;
-	default:	what = strerror(-err); break;	/* "Permission denied"... */
-	}
-	return cli_error(cmd, "removing the older recording %s: %s%s %s; %s", top, top, t.path,
-			 what, t.dry ? "nothing was removed" : "it is partly removed");
+	return cli_error(cmd, "removing the older recording %s: %s%s%s%s; %s", top, top, t.path,
+			 t.why ? " " : ": ", t.why ? t.why : strerror(-err),
+			 t.dry ? "nothing was removed" : "it is partly removed");
 }
 
 /* ---- DIR -> DIR.old, then DIR ---- */
