@@ -36,6 +36,9 @@
 
 #define VPERF_MAX_VCPUS_RAW	256	/* a raw file with more is refused */
 
+_Static_assert(VPERF_TRACE_NR_TYPES <= sizeof(((struct vperf_convert_stats *)0)->guest_by_type) /
+					sizeof(uint64_t), "guest_by_type holds every record type");
+
 /* ---- the recording's event classes (docs/recording.md) ---- */
 
 enum {
@@ -314,21 +317,29 @@ static int clock_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 	return 0;
 }
 
+/*
+ * vCPU n's guest records, len bytes at p (a GUEST chunk).  vperf-vmm wrote only records
+ * libvperf-hv found valid, but the file is not trusted to say so: each record is checked again
+ * by the guest ABI's rule (vperf_trace_rec_check()), so everything later read from a record
+ * (counts, callchain, names) is inside it and well-formed.  As the host does with a ring, the
+ * first invalid record ends the chunk: it and the bytes after it are counted, never read.
+ */
 static int add_guest(struct conv *c, unsigned int n, const unsigned char *p, size_t len)
 {
-	for (size_t off = 0; off + sizeof(struct vperf_trace_rec) <= len;) {
+	for (size_t off = 0; off < len;) {
 		const struct vperf_trace_rec *r = (const void *)(p + off);
 		struct cev e = { .p = r, .cpu = n, .src = SRC_GUEST, .layer = VPERF_CTF_GUEST_KERNEL };
+		uint32_t size = vperf_trace_rec_check(r, (uint32_t)(len - off));	/* len <= 16 MiB */
 		int err;
 
-		/* vperf-vmm validated them (libvperf-hv); a damaged file is refused, not trusted */
-		if (r->size < sizeof(*r) || r->size % 8 || r->size > len - off)
-			return fail(c, -EINVAL, "vCPU %u: a guest record with size %u in a chunk of %zu bytes",
-				    n, r->size, len);
-		off += r->size;
+		if (!size) {
+			c->st->guest_refused_records++;
+			c->st->guest_refused_bytes += len - off;
+			break;
+		}
+		off += size;
 		c->st->guest_records++;
-		if (r->type < sizeof(c->st->guest_by_type) / sizeof(c->st->guest_by_type[0]))
-			c->st->guest_by_type[r->type]++;
+		c->st->guest_by_type[r->type]++;	/* a valid record's type is one the ABI has */
 		if (!guest_ns(c, n, r->tsc, &e.ns)) {
 			c->st->guest_unmapped++;	/* no clock mapping for this vCPU */
 			continue;
@@ -338,8 +349,6 @@ static int add_guest(struct conv *c, unsigned int n, const unsigned char *p, siz
 		if (r->type == VPERF_TRACE_LOST) {
 			const struct vperf_trace_lost *l = (const void *)r;
 
-			if (r->size != sizeof(*l))
-				continue;
 			e.src = SRC_LOST;
 			e.count = l->count;
 			c->st->lost_producer += l->count;
@@ -537,6 +546,8 @@ static const char *gstr(char *buf, size_t bufsz, const char *s, size_t n)
 	return buf;
 }
 
+#define NOT_WRITTEN	1	/* emit_*(): an event read, not written (0: written; -errno) */
+
 static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct cev *e)
 {
 	const struct vperf_trace_rec *r = e->p;
@@ -617,12 +628,12 @@ static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct c
 			VPERF_CTF_STR(gstr(fn, sizeof(fn), x->filename, r->size - sizeof(*x))),
 		};
 
-		if (!r->pid)	/* the kernel's text: its symbols are written at the end */
-			return 0;
+		if (!r->pid)	/* the kernel's text, a module's symbol: symbols written at the end */
+			return NOT_WRITTEN;
 		return vperf_ctf__emit(s, EV_MMAP, e->ns, v, 6);
 	}
 	default:
-		return 0;	/* a type this converter does not know: counted, not written */
+		return NOT_WRITTEN;	/* LOST is SRC_LOST; vperf_trace_rec_check() passes no other */
 	}
 }
 
@@ -672,7 +683,7 @@ static int emit_host(struct vperf_ctf_stream *s, const struct cev *e)
 		return vperf_ctf__emit(s, EV_SCHED_WAKEUP, e->ns, v, 3);
 	}
 	default:
-		return 0;
+		return NOT_WRITTEN;
 	}
 }
 #endif
@@ -719,7 +730,7 @@ static int emit_one(struct conv *c, struct vperf_ctf *ctf, const struct cev *e)
 		return emit_host(s, e);
 #endif
 	default:
-		return 0;
+		return NOT_WRITTEN;
 	}
 }
 
@@ -1034,10 +1045,11 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	struct vperf_ctf *ctf = NULL;
 	struct vperf_ctf_env env[80];
 	char vdso_note[256], gmod_note[128];
-	char vals[24][24], type_key_buf[VPERF_TRACE_NR_TYPES][48];
+	char vals[32][24], type_key_buf[VPERF_TRACE_NR_TYPES][48];
 	size_t nr_vals = 0;
 	char clock_note[1024], khz[32], offsets[512], cwhy[256];
 	size_t nr_env = 0, o = 0;
+	int64_t clock_off;
 	int err;
 
 	if (stats && stats->size < sizeof(*stats))
@@ -1088,7 +1100,17 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	}
 #endif
 	c->st->host_events_missing = !c->st->host_events;
-	qsort(c->ev, c->nr_ev, sizeof(*c->ev), cmp_cev);
+	if (c->nr_ev)	/* a recording without events has no array (qsort() wants one) */
+		qsort(c->ev, c->nr_ev, sizeof(*c->ev), cmp_cev);
+	/*
+	 * The trace's clock counts ns from its origin (the start's time of day) in an int64, as
+	 * babeltrace2 reads it: events past that are left out, counted (sorted: they are last).
+	 */
+	clock_off = (int64_t)(c->h->start_realtime_ns - tsc_ns(c, c->h->start_tsc));
+	while (c->nr_ev && c->ev[c->nr_ev - 1].ns > (uint64_t)INT64_MAX - (clock_off > 0 ? clock_off : 0)) {
+		c->nr_ev--;
+		c->st->out_of_range++;
+	}
 	{
 		bool has = opts && opts->size >= offsetof(struct vperf_convert_opts, guest_kallsyms_as) +
 						   sizeof(char *);
@@ -1147,7 +1169,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 			[VPERF_TRACE_SAMPLE] = "guest_sample", [VPERF_TRACE_MARK] = "guest_marker",
 			[VPERF_TRACE_LOST] = "guest_lost_records", [VPERF_TRACE_MMAP] = "guest_mmap",
 		};
-		struct { const char *key; uint64_t v; } sum[24] = {
+		struct { const char *key; uint64_t v; } sum[32] = {
 			{ "summary_guest_records", c->st->guest_records },
 			{ "summary_guest_unmapped", c->st->guest_unmapped },
 			{ "summary_vmm_exits", c->st->vmm_exits },
@@ -1156,37 +1178,38 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 			{ "summary_lost_guest_producer", c->st->lost_producer },
 			{ "summary_guest_invalid_bytes", c->st->lost_invalid_bytes },
 			{ "summary_guest_bad_ring_headers", c->st->guest_bad_headers },
+			{ "summary_guest_refused_records", c->st->guest_refused_records },
+			{ "summary_guest_refused_bytes", c->st->guest_refused_bytes },
+			{ "summary_out_of_range", c->st->out_of_range },
 			{ "summary_lost_vmm", c->st->lost_vmm },
 			{ "summary_lost_host", c->st->lost_host },
 			{ "summary_duration_ns", c->nr_ev ? c->ev[c->nr_ev - 1].ns - c->ev[0].ns : 0 },
 		};
 		size_t nr_sum = 0;
 
-		while (nr_sum < 24 && sum[nr_sum].key)	/* the fixed ones above */
+		while (nr_sum < 32 && sum[nr_sum].key)	/* the fixed ones above */
 			nr_sum++;
 
-		for (unsigned int ty = 1; ty < VPERF_TRACE_NR_TYPES && nr_sum < 24; ty++) {
+		for (unsigned int ty = 1; ty < VPERF_TRACE_NR_TYPES && nr_sum < 32; ty++) {
 			if (!c->st->guest_by_type[ty] || !type_keys[ty])
 				continue;
 			snprintf(type_key_buf[ty], sizeof(type_key_buf[ty]), "summary_%s", type_keys[ty]);
 			sum[nr_sum].key = type_key_buf[ty];
 			sum[nr_sum++].v = c->st->guest_by_type[ty];
 		}
-		for (size_t i = 0; i < nr_sum && nr_vals < 24; i++) {
+		for (size_t i = 0; i < nr_sum && nr_vals < 32; i++) {
 			snprintf(vals[nr_vals], sizeof(vals[nr_vals]), "%" PRIu64, sum[i].v);
 			env[nr_env++] = (struct vperf_ctf_env){ sum[i].key, vals[nr_vals++], false };
 		}
 	}
 	nr_env += meta_env(c->meta, env + nr_env, sizeof(env) / sizeof(env[0]) - nr_env);
 	{
-		uint64_t start_ns = tsc_ns(c, c->h->start_tsc);
-		int64_t off = (int64_t)(c->h->start_realtime_ns - start_ns);
 		struct vperf_ctf_config cfg = {
 			.size = sizeof(cfg),
 			.clock_name = "host_tsc",
 			.clock_description = "host TSC in ns",
-			.clock_offset_s = off / 1000000000,
-			.clock_offset = off % 1000000000,
+			.clock_offset_s = clock_off / 1000000000,
+			.clock_offset = clock_off % 1000000000,
 			.vm_name = opts && opts->vm_name ? opts->vm_name : "vm0",
 			.layers = (1u << VPERF_CTF_HOST_KERNEL) | (1u << VPERF_CTF_VMM) |
 				  (1u << VPERF_CTF_GUEST_KERNEL) | (1u << VPERF_CTF_GUEST_USER),
@@ -1204,15 +1227,18 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 		}
 	}
 	for (size_t i = 0; i < c->nr_ev; i++) {
+		/* stats->events: the events the trace holds (lost_events aside) */
 		err = emit_one(c, ctf, &c->ev[i]);
+		if (!err && c->ev[i].src != SRC_LOST)
+			c->st->events++;
+		if (err == NOT_WRITTEN)
+			err = 0;
 		if (!err && i % 200000 == 199999)
 			err = vperf_ctf__flush(ctf);
 		if (err) {
 			err = fail(c, err, "writing %s: %s", dir, vperf_ctf__strerror(ctf));
 			goto out;
 		}
-		if (c->ev[i].src != SRC_LOST)
-			c->st->events++;
 	}
 	if (!err)
 		err = write_guest_ksyms(c, ctf, c->nr_ev ? c->ev[c->nr_ev - 1].ns : 0);

@@ -38,6 +38,18 @@ struct vperf_convert_stats {
 	uint64_t guest_ksyms;		/* guest kernel symbols written (those samples hit) */
 	char guest_ksyms_note[256];	/* where they came from, or why there are none */
 	uint64_t guest_module_syms;	/* of guest_ksyms, the guest modules' own (their MMAP records) */
+	/*
+	 * Guest records in the raw file that the guest ABI's rule (vperf_trace_rec_check()) refuses:
+	 * each ends its GUEST chunk, and the bytes from it to the chunk's end are refused with it,
+	 * never read.  vperf-vmm writes none; a damaged or forged file may.
+	 */
+	uint64_t guest_refused_records;
+	uint64_t guest_refused_bytes;
+	/*
+	 * Events left out: their time is past what the trace's clock holds (2^63 - 1 ns from its
+	 * origin, the start's time of day): a bogus TSC offset or a wrapped guest TSC.
+	 */
+	uint64_t out_of_range;
 };
 
 struct vperf_convert_opts {

@@ -614,27 +614,46 @@ out:
 
 /* ---- the directory and the metadata ----------------------------------- */
 
+/*
+ * The trace directory, private: made 0700 (whatever the umask), or an empty one the caller owns
+ * that no one else may write to, never through a link.  Everything after goes through dirfd,
+ * and the library, which takes a path, gets one to dirfd itself (lib_path()): so nobody can put
+ * a link where the writer creates a file, nor swap the directory under it.
+ */
 static int open_dir(struct vperf_ctf *ctf, const char *dir)
 {
 	struct dirent *de;
+	struct stat st;
 	DIR *d;
 	int fd;
 
-	if (!mkdir(dir, 0777))
+	if (!mkdir(dir, 0700))
 		ctf->created_dir = true;
 	else if (errno != EEXIST)
 		return fail(ctf, -errno, "cannot create the trace directory %s: %s", dir,
 			    strerror(errno));
-	ctf->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ctf->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (ctf->dirfd < 0) {
 		int err = errno;
 
-		if (err == ENOTDIR)
-			return fail(ctf, -ENOTDIR, "%s exists and is not a directory", dir);
+		if (err == ENOTDIR || err == ELOOP)
+			return fail(ctf, -ENOTDIR, "%s exists and is not a directory (or is a link)",
+				    dir);
 		return fail(ctf, -err, "cannot open the trace directory %s: %s", dir, strerror(err));
 	}
+	if (fstat(ctf->dirfd, &st))
+		return fail(ctf, -errno, "cannot open the trace directory %s: %s", dir,
+			    strerror(errno));
+	if (st.st_uid != geteuid())
+		return fail(ctf, -EPERM, "%s belongs to uid %u, not to the writer (uid %u)%s", dir,
+			    (unsigned int)st.st_uid, (unsigned int)geteuid(),
+			    ctf->created_dir ? ": it was replaced as it was made" : "");
 	if (ctf->created_dir)
-		return 0;
+		return fchmod(ctf->dirfd, 0700) ? fail(ctf, -errno, "cannot make %s private: %s", dir,
+						       strerror(errno)) : 0;
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return fail(ctf, -EPERM, "%s may be written by other users (mode %04o): a trace "
+			    "directory is private", dir, (unsigned int)(st.st_mode & 07777));
 	fd = dup(ctf->dirfd);
 	d = fd < 0 ? NULL : fdopendir(fd);
 	if (!d) {
@@ -722,12 +741,17 @@ static int write_metadata(struct vperf_ctf *ctf)
 		free(m);
 		return 0;
 	}
-	fd = openat(ctf->dirfd, METADATA_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* a new file of ours, private: whatever had the name (a killed writer's) is not followed */
+	unlinkat(ctf->dirfd, METADATA_TMP, 0);
+	fd = openat(ctf->dirfd, METADATA_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
 	if (fd < 0) {
 		ret = -errno;
 		goto out_free;
 	}
-	ret = write_all(fd, m, strlen(m));
+	ret = fchmod(fd, 0600) ? -errno : 0;
+	if (!ret)
+		ret = write_all(fd, m, strlen(m));
 	if (close(fd) && !ret)
 		ret = -errno;
 	if (!ret && renameat(ctf->dirfd, METADATA_TMP, ctf->dirfd, "metadata"))
@@ -753,7 +777,7 @@ static int lib_stream(struct vperf_ctf *ctf, struct bt_file *f)
 	if (!f->bt)
 		return fail(ctf, -EIO, "babeltrace cannot create a stream file in %s", ctf->dir);
 	snprintf(name, sizeof(name), STREAM_CLASS_NAME "_%zu", ctf->nr_lib_streams++);
-	f->fd = openat(ctf->dirfd, name, O_RDWR | O_CLOEXEC);
+	f->fd = openat(ctf->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (f->fd < 0) {
 		int err = errno;
 
@@ -922,10 +946,26 @@ static int make_clock(struct vperf_ctf *ctf, const struct vperf_ctf_config *cfg)
 	return 0;
 }
 
+/*
+ * The path the library opens the trace directory by: /proc/self/fd/N of dirfd, so that it opens
+ * the directory open_dir() checked, whatever its name leads to by then; dir where /proc is not
+ * mounted.
+ */
+static const char *lib_path(const struct vperf_ctf *ctf, const char *dir, char *buf, size_t len)
+{
+	struct stat a, b;
+
+	snprintf(buf, len, "/proc/self/fd/%d", ctf->dirfd);
+	if (stat(buf, &a) || fstat(ctf->dirfd, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return dir;
+	return buf;
+}
+
 int vperf_ctf__new(const char *dir, const struct vperf_ctf_config *config,
 		   struct vperf_ctf **out, char *why, size_t why_len)
 {
 	struct vperf_ctf_config cfg = { .size = sizeof(cfg) };
+	char lib_dir[64];
 	const struct vperf_ctf_class_desc *classes;
 	struct vperf_ctf *ctf;
 	size_t nr_classes;
@@ -974,7 +1014,7 @@ int vperf_ctf__new(const char *dir, const struct vperf_ctf_config *config,
 	ret = open_dir(ctf, dir);
 	if (ret)
 		goto out_dir;
-	ctf->writer = bt_ctf_writer_create(dir);
+	ctf->writer = bt_ctf_writer_create(lib_path(ctf, dir, lib_dir, sizeof(lib_dir)));
 	if (!ctf->writer) {
 		ret = fail(ctf, -EIO, "babeltrace cannot create a trace in %s", dir);
 		goto out_dir;
@@ -1099,10 +1139,15 @@ int vperf_ctf__stream(struct vperf_ctf *ctf, enum vperf_ctf_layer layer, uint32_
 	s->cpu = cpu;
 	/* Named for people and for babeltrace2's messages, which name files. */
 	snprintf(s->name, sizeof(s->name), "%s_cpu%" PRIu32, layer_names[layer], cpu);
-	fd = openat(ctf->dirfd, s->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	if (fd < 0) {
+	fd = openat(ctf->dirfd, s->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0 || fchmod(fd, 0600)) {
 		ret = fail(ctf, -errno, "cannot create %s/%s: %s", ctf->dir, s->name,
 			   strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlinkat(ctf->dirfd, s->name, 0);
+		}
 		free(s);
 		return ret;
 	}
@@ -1514,7 +1559,7 @@ static int publish(struct vperf_ctf_stream *s)
 	buf = malloc(COPY_CHUNK > page ? COPY_CHUNK : page);
 	if (!buf)
 		return fail(ctf, -ENOMEM, "no memory to write %s", s->name);
-	fd = openat(ctf->dirfd, s->name, O_WRONLY | O_CLOEXEC);
+	fd = openat(ctf->dirfd, s->name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
 		goto out_free;
@@ -1633,7 +1678,8 @@ int vperf_ctf__flush(struct vperf_ctf *ctf)
 		return -EINVAL;
 	if (ctf->broken)
 		return fail(ctf, -EIO, "an earlier flush failed: the trace is incomplete");
-	qsort(ctf->pending, ctf->nr_pending, sizeof(*ctf->pending), by_time);
+	if (ctf->nr_pending)	/* none may mean no array yet (qsort() wants one) */
+		qsort(ctf->pending, ctf->nr_pending, sizeof(*ctf->pending), by_time);
 	for (; i < ctf->nr_pending; i++) {
 		struct pending *p = &ctf->pending[i];
 

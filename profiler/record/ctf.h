@@ -209,9 +209,13 @@ struct vperf_ctf_config {
 /*
  * Create the trace directory dir (its parent must exist; an existing empty
  * directory is used) and a writer for it.  cfg may be NULL (all defaults).
- * The descriptors are copied.  Errors: -EEXIST dir exists and is not empty
- * (nothing in it is touched), -ENOTDIR, -ENOENT, -EACCES and others from
- * creating it, -EINVAL a bad config (a name that is not an identifier, two
+ * The trace is private, as perf.data is: a directory made here is 0700 and
+ * every file 0600, whatever the umask; an existing one must be the
+ * caller's and writable by nobody else, and no file is created through a
+ * link.  The descriptors are copied.  Errors: -EEXIST dir exists and is
+ * not empty (nothing in it is touched), -ENOTDIR (also a link), -EPERM an
+ * existing directory another user owns or may write to, -ENOENT, -EACCES
+ * and others from creating it, -EINVAL a bad config (a name that is not an identifier, two
  * classes or fields with one name, an unknown type), -E2BIG a config from
  * a newer header with fields this library does not know set, -ENOMEM,
  * -EIO the library failed.  On failure *out is NULL, nothing is left

@@ -169,7 +169,9 @@ static void print_vm(const struct env *ep, FILE *out)
 	for (size_t i = 0; i < ep->n; i++)
 		if (!strncmp(ep->key[i], "summary_guest_", 14) && strcmp(ep->key[i], "summary_guest_records") &&
 		    strcmp(ep->key[i], "summary_guest_unmapped") && strcmp(ep->key[i], "summary_guest_invalid_bytes") &&
-		    strcmp(ep->key[i], "summary_guest_bad_ring_headers"))
+		    strcmp(ep->key[i], "summary_guest_bad_ring_headers") &&
+		    strcmp(ep->key[i], "summary_guest_refused_records") &&
+		    strcmp(ep->key[i], "summary_guest_refused_bytes"))
 			fprintf(out, "#   %-20s %s\n", ep->key[i] + 14, ep->val[i]);
 	fprintf(out, "# vmm exits: %" PRIu64 "\n", num(ep, "summary_vmm_exits"));
 	fprintf(out, "# host kernel events: %" PRIu64 " (%s)\n", num(ep, "summary_host_events"),
@@ -181,6 +183,13 @@ static void print_vm(const struct env *ep, FILE *out)
 	if (num(ep, "summary_guest_bad_ring_headers"))
 		fprintf(out, "# guest ring headers broken by the guest: %" PRIu64 " drains refused\n",
 			num(ep, "summary_guest_bad_ring_headers"));
+	if (num(ep, "summary_guest_refused_records"))
+		fprintf(out, "# guest records refused as invalid: %" PRIu64 " (%" PRIu64 " bytes of the "
+			"raw recording, each with the rest of its chunk: never read)\n",
+			num(ep, "summary_guest_refused_records"), num(ep, "summary_guest_refused_bytes"));
+	if (num(ep, "summary_out_of_range"))
+		fprintf(out, "# events left out: %" PRIu64 " (their time is past what the trace's clock "
+			"holds: a bogus TSC offset or a wrapped guest TSC)\n", num(ep, "summary_out_of_range"));
 	if (get(ep, "guest_kernel_symbols"))
 		fprintf(out, "# guest kernel symbols: %s\n", val(ep, "guest_kernel_symbols", ""));
 	if (get(ep, "guest_vdso"))

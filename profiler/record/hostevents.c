@@ -233,10 +233,13 @@ static const char *skip_num(const char *p)
 	return p;
 }
 
-/* A declaration as tracefs prints one: words, each maybe with [len], between spaces and '*'. */
+/*
+ * A declaration as tracefs prints one: a type and a name, words each maybe with [len], between
+ * spaces and '*'.  (A lone word, which no kernel writes, makes libtraceevent 1.7 leak.)
+ */
 static const char *decl_end(const char *p)
 {
-	bool word = false;
+	unsigned int words = 0;
 
 	while (*p && *p != ';') {
 		if (is_ident(*p)) {
@@ -248,14 +251,14 @@ static const char *decl_end(const char *p)
 				if (*p++ != ']')
 					return NULL;
 			}
-			word = true;
+			words++;
 		} else if (*p == ' ' || *p == '*') {
 			p++;
 		} else {
 			return NULL;
 		}
 	}
-	return word && *p == ';' ? p : NULL;
+	return words >= 2 && *p == ';' ? p : NULL;
 }
 
 /* "\tfield:DECL;\toffset:N;\tsize:N;\tsigned:N;" (signed: since Linux 2.6.32) */

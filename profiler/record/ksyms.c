@@ -3,9 +3,11 @@
 #include "ksyms.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* By address; at one address in the map's own order (names point into one text, in order). */
@@ -168,6 +170,7 @@ int64_t vperf_vdso__save(const char *path)
 	char line[512];
 	int64_t ret = -ENOENT;
 	FILE *f = fopen("/proc/self/maps", "r"), *out;
+	int fd;
 
 	if (!f)
 		return -errno;
@@ -177,9 +180,16 @@ int64_t vperf_vdso__save(const char *path)
 	fclose(f);
 	if (!start || end <= start)
 		return ret;
-	out = fopen(path, "w");
-	if (!out)
+	/* a new file, private as the recording is (0600 whatever the umask), not through a link */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return -errno;
+	if (fchmod(fd, 0600) || !(out = fdopen(fd, "w"))) {
+		ret = -errno;
+		close(fd);
+		unlink(path);
+		return ret;
+	}
 	ret = (int64_t)(end - start);
 	if (fwrite((const void *)(uintptr_t)start, 1, end - start, out) != end - start)
 		ret = -EIO;

@@ -64,7 +64,10 @@ int vperf_ksyms__addr(const struct vperf_ksyms *k, const char *name, uint64_t *a
 #define VPERF_VDSO_FILE		".vdso.so"
 #define VPERF_VDSO_GUEST_FILE	".raw/guest/vdso.so"
 
-/* Write this process's vDSO image to path: its size, or -errno (-ENOENT: no vDSO mapped). */
+/*
+ * Write this process's vDSO image to path, a new file (mode 0600, never through a link: -EEXIST
+ * if path exists): its size, or -errno (-ENOENT: no vDSO mapped).
+ */
 int64_t vperf_vdso__save(const char *path) __attribute__((warn_unused_result));
 
 #ifdef __cplusplus

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * An output file written whole or not at all (`vperf export -o`, `vperf timeline -o`): written
- * to FILE.tmp-PID beside it and renamed over FILE once complete and flushed; a failure
- * unlinks it.  "-" is stdout.
+ * to FILE.tmp-PID beside it (a new file, mode 0600 whatever the umask, never through a link: an
+ * existing FILE.tmp-PID is an error) and renamed over FILE once complete and flushed; a
+ * failure unlinks it.  "-" is stdout.
  */
 #ifndef VPERF_CLI_OUTFILE_H
 #define VPERF_CLI_OUTFILE_H

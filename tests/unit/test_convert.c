@@ -262,7 +262,158 @@ static void a_cut_raw_file_converts_up_to_its_last_whole_chunk(void **state)
 	bt_run_free(&r);
 }
 
-/* Not a raw recording, a damaged record size, a chunk over the limit: errors that say so. */
+/*
+ * The raw file is not trusted to hold only the records vperf-vmm validated: the converter checks
+ * each one again with the guest ABI's own rule (vperf_trace_rec_check()).  A sample whose counts
+ * and callchain run past its size, a record of a type no guest writes and a marker whose name is
+ * not UTF-8 are refused, each with the rest of its chunk (the host's rule for a ring), counted
+ * and said in the metadata; the valid records around them convert.
+ */
+static void invalid_guest_records_are_refused_and_counted(void **state)
+{
+	struct tdir *t = *state;
+	struct vperf_rawrec_tsc off = { .host_tsc = START_TSC, .offset = 0, .how = 1 };
+	struct vperf_trace_sample s = { .h = { .size = sizeof(s), .type = VPERF_TRACE_SAMPLE,
+					       .tsc = START_TSC + 20, .pid = 1, .tid = 1 },
+					.ip = 0x401000, .nr_counts = 3, .nr_callchain = 5 };
+	struct vperf_trace_rec unknown = { .size = sizeof(unknown), .type = 99, .tsc = START_TSC + 30 };
+	unsigned char g[256], g2[256], g3[256], g4[256];
+	size_t glen = 0, g2len = 0, g3len = 0, g4len = 0, mlen;
+	struct vperf_convert_stats st;
+	char *buf = NULL, why[256];
+	size_t len = 0;
+	struct bt_run r;
+	FILE *m;
+
+	raw_open(t, 1);
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &off, sizeof(off));
+	/* A, then the sample that claims 64 bytes it does not have, then B (refused with it) */
+	mark(g, &glen, "A", 1, START_TSC + 10, 1);
+	memcpy(g + glen, &s, sizeof(s));
+	glen += sizeof(s);
+	mark(g, &glen, "B", 2, START_TSC + 40, 1);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	memcpy(g2, &unknown, sizeof(unknown));
+	g2len = sizeof(unknown);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g2, (uint32_t)g2len);
+	mark(g3, &g3len, "\xff", 3, START_TSC + 50, 1);	/* not UTF-8 */
+	chunk(t, VPERF_RAWREC_GUEST, 0, g3, (uint32_t)g3len);
+	mark(g4, &g4len, "C", 4, START_TSC + 60, 1);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g4, (uint32_t)g4len);
+	raw_close(t, true);
+
+	convert_ok(t, &st);
+	mlen = g4len;	/* one marker record */
+	assert_int_equal(st.events, 2);
+	assert_int_equal(st.guest_records, 2);
+	assert_int_equal(st.guest_by_type[VPERF_TRACE_MARK], 2);
+	assert_int_equal(st.guest_by_type[VPERF_TRACE_SAMPLE], 0);
+	assert_int_equal(st.guest_refused_records, 3);
+	assert_int_equal(st.guest_refused_bytes, sizeof(s) + mlen + sizeof(unknown) + mlen);
+	read_clean(t->base, t->trace, &r);
+	assert_null(strstr(r.out, " sample: "));
+	assert_non_null(strstr(r.out, "name = \"A\""));
+	assert_null(strstr(r.out, "name = \"B\""));
+	assert_non_null(strstr(r.out, "name = \"C\""));
+	bt_run_free(&r);
+
+	m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	assert_int_equal(vperf_recording_header(t->trace, m, why, sizeof(why)), 0);
+	fclose(m);
+	assert_non_null(strstr(buf, "# guest records: 2 (not mapped to the clock: 0)\n"));
+	assert_non_null(strstr(buf, "# guest records refused as invalid: 3 (160 bytes"));
+	assert_null(strstr(buf, "refused_records"));
+	free(buf);
+}
+
+/* An MMAP record of vCPU 0 at host time ns: start, len, pid (0: the kernel's), filename. */
+static void mmap_rec(unsigned char *buf, size_t *len, uint64_t tsc, uint64_t start, uint64_t mlen,
+		     uint32_t pid, const char *filename)
+{
+	struct vperf_trace_mmap *m = (void *)(buf + *len);
+	size_t n = strlen(filename) + 1, size = (sizeof(*m) + n + 7) & ~(size_t)7;
+
+	memset(m, 0, size);
+	m->h.size = (uint16_t)size;
+	m->h.type = VPERF_TRACE_MMAP;
+	m->h.tsc = tsc;
+	m->h.pid = pid;
+	m->h.tid = pid;
+	m->start = start;
+	m->len = mlen;
+	memcpy(m->filename, filename, n);
+	*len += size;
+}
+
+/*
+ * The statistics' events are the events the trace holds: the guest's records of where its kernel
+ * text and its modules' symbols are are read, not written (the symbols they place are), so they
+ * are not counted.
+ */
+static void events_counted_are_the_events_in_the_trace(void **state)
+{
+	struct tdir *t = *state;
+	struct vperf_rawrec_tsc off = { .host_tsc = START_TSC, .offset = 0, .how = 1 };
+	unsigned char g[512];
+	size_t glen = 0;
+	struct vperf_convert_stats st;
+	struct bt_run r;
+
+	raw_open(t, 1);
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &off, sizeof(off));
+	mmap_rec(g, &glen, START_TSC + 10, 0xffffffff81000100ull, 0, 0, "[kernel.kallsyms]schedule");
+	mmap_rec(g, &glen, START_TSC + 20, 0xffffffffc0001000ull, 0x80, 0, "[kvm]vcpu_run");
+	mmap_rec(g, &glen, START_TSC + 30, 0x400000, 0x1000, 7, "/bin/x");
+	mark(g, &glen, "m", 1, START_TSC + 40, 7);
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	raw_close(t, true);
+	convert_ok(t, &st);
+	assert_int_equal(st.guest_records, 4);
+	read_clean(t->base, t->trace, &r);
+	assert_int_equal(count_lines(r.out), 2);	/* the user mmap and the marker */
+	assert_int_equal(st.events, 2);
+	bt_run_free(&r);
+}
+
+/*
+ * The trace's clock counts ns from its origin (the recording's start, as the time of day) in a
+ * signed 64-bit number: babeltrace2 refuses a stream with a time past that, and the CTF writer
+ * one past 2^63 ns.  A raw file's times are not trusted to fit (a bogus TSC offset, a guest TSC
+ * that wraps): events beyond are left out and counted, and the rest of the trace reads.
+ */
+static void events_beyond_the_trace_clock_are_left_out_and_counted(void **state)
+{
+	struct tdir *t = *state;
+	struct vperf_rawrec_tsc off = { .host_tsc = START_TSC, .offset = 0, .how = 1 };
+	unsigned char g[256];
+	size_t glen = 0;
+	struct vperf_convert_stats st;
+	struct bt_run r;
+	char got[64];
+
+	raw_open(t, 1);
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &off, sizeof(off));
+	mark(g, &glen, "kept", 1, START_TSC + 10, 1);
+	/* 2^63 - 10^18 ns: below 2^63, but not with the clock's origin, 1.7 * 10^18 ns */
+	mark(g, &glen, "late", 2, (uint64_t)(INT64_MAX - 1000000000000000000ll) * 2, 1);
+	mark(g, &glen, "wrapped", 3, UINT64_MAX - 100, 1);	/* a guest TSC about to wrap */
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	raw_close(t, true);
+	convert_ok(t, &st);
+	assert_int_equal(st.guest_records, 3);
+	assert_int_equal(st.out_of_range, 2);
+	assert_int_equal(st.events, 1);
+	read_clean(t->base, t->trace, &r);
+	names(r.out, got, sizeof(got));
+	assert_string_equal(got, "marker ");
+	bt_run_free(&r);
+}
+
+/*
+ * Not a raw recording, a file that is not there: errors that say so.  A guest record whose size
+ * runs past its chunk is refused alone (invalid_guest_records_are_refused_and_counted).
+ */
 static void damaged_raw_files_are_refused_with_a_reason(void **state)
 {
 	struct tdir *t = *state;
@@ -287,15 +438,18 @@ static void damaged_raw_files_are_refused_with_a_reason(void **state)
 	((struct vperf_trace_rec *)g)->size = 200;	/* past its chunk */
 	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
 	raw_close(t, true);
-	assert_int_equal(vperf_convert(t->raw, t->trace, NULL, &st, why, sizeof(why)), -EINVAL);
-	assert_non_null(strstr(why, "size 200"));
+	/* a guest record is refused, not the file: counted, and the rest converts */
+	assert_int_equal(vperf_convert(t->raw, t->trace, NULL, &st, why, sizeof(why)), 0);
+	assert_int_equal(st.guest_records, 0);
+	assert_int_equal(st.guest_refused_records, 1);
+	assert_int_equal(st.guest_refused_bytes, glen);
 
 	assert_int_equal(vperf_convert("/nonexistent/raw", t->trace, NULL, &st, why, sizeof(why)),
 			 -ENOENT);
 	assert_non_null(strstr(why, "/nonexistent/raw"));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(guest_times_map_through_the_tsc_offset_into_one_order,
@@ -308,7 +462,13 @@ int main(void)
 						tdir_setup, tdir_teardown),
 		cmocka_unit_test_setup_teardown(damaged_raw_files_are_refused_with_a_reason,
 						tdir_setup, tdir_teardown),
+		cmocka_unit_test_setup_teardown(invalid_guest_records_are_refused_and_counted,
+						tdir_setup, tdir_teardown),
+		cmocka_unit_test_setup_teardown(events_counted_are_the_events_in_the_trace,
+						tdir_setup, tdir_teardown),
+		cmocka_unit_test_setup_teardown(events_beyond_the_trace_clock_are_left_out_and_counted,
+						tdir_setup, tdir_teardown),
 	};
 
-	return cmocka_run_group_tests_name("convert", tests, NULL, NULL);
+	return VT_MAIN("convert", tests, NULL, NULL);
 }

@@ -630,6 +630,107 @@ static void ctf_existing_nonempty_directory_is_refused_untouched(void **state)
 	vperf_ctf__delete(new_writer(path, NULL));
 }
 
+/* The mode bits of base/rel (lstat), or -1. */
+static int mode_of(const char *dir, const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	return lstat(path, &st) ? -1 : (int)(st.st_mode & 07777);
+}
+
+/*
+ * Under umask 0 the trace is still private (as perf.data is): its directory 0700, the metadata
+ * and the stream files 0600.  A link planted where the writer makes its metadata temporary file
+ * is replaced, not written through, and one at a new stream's name refuses that stream: the
+ * link's target is untouched.
+ */
+static void ctf_trace_is_private_and_its_files_are_never_links(void **state)
+{
+	const struct tdir *t = *state;
+	mode_t mask = umask(0);
+	struct vperf_ctf *ctf = new_writer(t->trace, &host_cfg);
+	struct vperf_ctf_stream *s = stream(ctf, VPERF_CTF_HOST_KERNEL, 0), *s2 = (void *)1;
+	char victim[PATH_MAX], link[PATH_MAX], *text;
+	struct bt_run r;
+	FILE *f;
+
+	umask(mask);
+	EMIT(ctf, s, VPERF_CTF_EV_IRQ_ENTRY, 1000, VPERF_CTF_U32(1));
+	flush(ctf);
+	assert_int_equal(mode_of(t->trace, "."), 0700);
+	assert_int_equal(mode_of(t->trace, "metadata"), 0600);
+	assert_int_equal(mode_of(t->trace, "host_kernel_cpu0"), 0600);
+
+	snprintf(victim, sizeof(victim), "%s/victim", t->base);
+	f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("precious\n", f);
+	assert_int_equal(fclose(f), 0);
+	snprintf(link, sizeof(link), "%s/.metadata.tmp", t->trace);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(vperf_ctf__add_env(ctf, "planted", "1"), 0);
+	flush(ctf);	/* writes the changed metadata */
+	text = slurp(victim);
+	assert_string_equal(text, "precious\n");
+	free(text);
+	assert_int_equal(mode_of(t->trace, "metadata"), 0600);
+	text = slurp(link);	/* the temporary file was renamed over metadata: nothing there */
+	assert_string_equal(text, "");
+	free(text);
+
+	snprintf(link, sizeof(link), "%s/host_kernel_cpu1", t->trace);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_KERNEL, 1, &s2), -EEXIST);
+	assert_null(s2);
+	assert_int_equal(unlink(link), 0);
+	vperf_ctf__delete(ctf);
+	text = slurp(victim);
+	assert_string_equal(text, "precious\n");
+	free(text);
+	read_clean(t->base, t->trace, &r);
+	assert_true(vt_contains(r.out, "irq_entry"));
+	bt_run_free(&r);
+}
+
+/*
+ * An existing empty directory is used only if it is the caller's and nobody else may write to
+ * it (a name in it could be made a link meanwhile), and never through a link.
+ */
+static void ctf_existing_directory_must_be_private_and_the_callers(void **state)
+{
+	const struct tdir *t = *state;
+	struct vperf_ctf *again = (void *)1;
+	char why[512], link[PATH_MAX];
+
+	assert_int_equal(mkdir(t->trace, 0700), 0);
+	assert_int_equal(chmod(t->trace, 0770), 0);
+	assert_int_equal(vperf_ctf__new(t->trace, NULL, &again, why, sizeof(why)), -EPERM);
+	assert_null(again);
+	assert_true(vt_contains(why, "may be written by other users (mode 0770)"));
+	assert_int_equal(chmod(t->trace, 01777), 0);
+	assert_int_equal(vperf_ctf__new(t->trace, NULL, &again, why, sizeof(why)), -EPERM);
+	assert_int_equal(mode_of(t->trace, "."), 01777);	/* left as it was */
+	assert_int_equal(chmod(t->trace, 0755), 0);
+
+	snprintf(link, sizeof(link), "%s/link", t->base);
+	assert_int_equal(symlink(t->trace, link), 0);
+	assert_int_equal(vperf_ctf__new(link, NULL, &again, why, sizeof(why)), -ENOTDIR);
+	assert_true(vt_contains(why, "is a link"));
+
+	if (geteuid()) {
+		vperf_ctf__delete(new_writer(t->trace, NULL));
+		vt_skip("another user's directory: needs root to make one");
+	}
+	assert_int_equal(chown(t->trace, 12345, 12345), 0);
+	assert_int_equal(vperf_ctf__new(t->trace, NULL, &again, why, sizeof(why)), -EPERM);
+	assert_true(vt_contains(why, "belongs to uid 12345"));
+	assert_int_equal(mode_of(t->trace, "metadata"), -1);	/* nothing written */
+	assert_int_equal(chown(t->trace, geteuid(), getegid()), 0);
+	vperf_ctf__delete(new_writer(t->trace, NULL));
+}
+
 /*
  * Bad configs are refused with -EINVAL (-E2BIG for unknown fields set by a
  * newer caller), say why, and leave no directory behind.
@@ -984,6 +1085,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(ctf_timestamps_going_back_are_refused,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(ctf_existing_nonempty_directory_is_refused_untouched,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(ctf_trace_is_private_and_its_files_are_never_links,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(ctf_existing_directory_must_be_private_and_the_callers,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(ctf_bad_configs_are_refused_and_leave_nothing,
 						setup, teardown),

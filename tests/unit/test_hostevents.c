@@ -1074,6 +1074,10 @@ static void hostevents_bad_input_is_an_error_not_a_crash(void **state)
 		{ __LINE__, "sched", "sched_switch", "", -EINVAL, "not a text" },
 		{ __LINE__, "sched", "sched_switch", "name: sched_switch\nID: 99999999\n" COMMON
 		  "print fmt: \"x\"\n", -EINVAL, "has ID" },
+		/* a field of one word (no type): no kernel writes one, libtraceevent leaks on it */
+		{ __LINE__, "sched", "sched_switch", "name: sched_switch\nID: 80\n" COMMON
+		  "\tfield:next_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n", -EINVAL,
+		  "lines tracefs does not write" },
 	};
 
 	(void)state;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ksyms.h"
@@ -138,6 +139,51 @@ static void ksyms_missing_or_empty_map_is_an_error_or_empty(void **state)
 	unlink(empty);
 }
 
+/*
+ * `vperf record`'s copy of its vDSO (vperf_vdso__save()): 0600 under umask 0, as the recording's
+ * other files, and never written through a link at its name (its target untouched).
+ */
+static void vdso_image_is_a_new_private_file(void **state)
+{
+	char dir[] = "/tmp/vt-vdso-XXXXXX", file[64], victim[64], buf[16] = "";
+	struct stat st;
+	mode_t mask;
+	int64_t n;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/.vdso.so", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	mask = umask(0);
+	n = vperf_vdso__save(file);
+	umask(mask);
+	if (n == -ENOENT) {
+		rmdir(dir);
+		vt_skip("this process has no vDSO mapped");
+	}
+	assert_true(n > 0);
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(st.st_size, n);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(unlink(file), 0);
+
+	f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("precious", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(symlink(victim, file), 0);
+	assert_int_equal(vperf_vdso__save(file), -EEXIST);
+	f = fopen(victim, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "precious");
+	unlink(file);
+	unlink(victim);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +191,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(ksyms_text_symbols_found_by_address_with_sizes_and_the_etext_gap),
 		cmocka_unit_test(ksyms_flags_leave_out_modules_or_keep_data_symbols),
 		cmocka_unit_test(ksyms_missing_or_empty_map_is_an_error_or_empty),
+		cmocka_unit_test(vdso_image_is_a_new_private_file),
 	};
 
 	return vt_main(argc, argv, "ksyms", tests, sizeof(tests) / sizeof(tests[0]), map_setup,
