@@ -104,7 +104,8 @@ int vperf_export_folded(struct vperf_report *r, int event, FILE *out, char *why,
 			}
 		}
 	}
-	qsort(lines, n, sizeof(*lines), by_count);
+	if (n > 1)
+		qsort(lines, n, sizeof(*lines), by_count);
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, "%s %" PRIu64 "\n", lines[i].stack, lines[i].count);
 out_lines:

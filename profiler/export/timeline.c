@@ -225,7 +225,8 @@ static void put_spans(struct draw *d, const struct row *row, double y)
 		d->tmp[n++] = (struct vperf_timeline_span){ s->start, s->end, s->thread };
 	}
 	if (row->cpu)
-		qsort(d->tmp, n, sizeof(*d->tmp), by_start);
+		if (n > 1)
+			qsort(d->tmp, n, sizeof(*d->tmp), by_start);
 	n = vperf_timeline_merge(d->tmp, n, gap);
 	if (row->cpu)
 		n = vperf_timeline_merge_mixed(d->tmp, n, gap);

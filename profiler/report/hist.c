@@ -270,9 +270,11 @@ int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf
 		return err;
 	}
 	for (size_t i = 0; i < h->nr_rows; i++)
-		qsort(h->rows[i].chains, h->rows[i].nr_chains, sizeof(*h->rows[i].chains),
-		      chain_by_period);
-	qsort(h->rows, h->nr_rows, sizeof(*h->rows), by_period);
+		if (h->rows[i].nr_chains > 1)
+			qsort(h->rows[i].chains, h->rows[i].nr_chains, sizeof(*h->rows[i].chains),
+			      chain_by_period);
+	if (h->nr_rows > 1)
+		qsort(h->rows, h->nr_rows, sizeof(*h->rows), by_period);
 	return 0;
 }
 

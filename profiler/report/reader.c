@@ -1084,8 +1084,10 @@ int vperf_report__open(const char *dir, struct vperf_report **out, char *why, si
 	err = run_graph(dir, &k, why, why_len);
 	if (err)
 		goto out_report;
-	qsort(r->ksyms, r->nr_ksyms, sizeof(*r->ksyms), ksym_cmp);
-	qsort(r->gksyms, r->nr_gksyms, sizeof(*r->gksyms), ksym_cmp);
+	if (r->nr_ksyms > 1)
+		qsort(r->ksyms, r->nr_ksyms, sizeof(*r->ksyms), ksym_cmp);
+	if (r->nr_gksyms > 1)
+		qsort(r->gksyms, r->nr_gksyms, sizeof(*r->gksyms), ksym_cmp);
 	err = read_guest_files(r, dir);
 	if (err)
 		goto out_report;

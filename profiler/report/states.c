@@ -152,7 +152,8 @@ int vperf_report__running(const struct vperf_report *r, struct vperf_report_slic
 		free(a.s);
 		return err;
 	}
-	qsort(a.s, a.nr, sizeof(*a.s), by_thread);
+	if (a.nr > 1)
+		qsort(a.s, a.nr, sizeof(*a.s), by_thread);
 	*out = a.s;
 	*nr = a.nr;
 	return 0;

@@ -31,7 +31,8 @@ size_t vperf_report_syms_sort(struct vperf_report_sym *syms, size_t nr)
 
 	if (!nr)
 		return 0;
-	qsort(syms, nr, sizeof(*syms), by_addr);
+	if (nr > 1)
+		qsort(syms, nr, sizeof(*syms), by_addr);
 	for (size_t i = 0; i < nr; i++) {
 		if (n && syms[n - 1].addr == syms[i].addr)
 			continue;

@@ -48,11 +48,13 @@ const char *__lsan_default_suppressions(void);
 /*
  * babeltrace2 2.0.4's source.ctf.fs leaks when it refuses a trace (in its component's
  * initialization): not vperf's, and not to stop the fuzzer on.  Only what that plugin allocates
- * itself is let go (its shared object stays loaded: LLVMFuzzerInitialize()).
+ * itself is let go (its shared object stays loaded: LLVMFuzzerInitialize()), and what glib
+ * allocates for it: the fast unwinder stops at g_malloc0() there (glib keeps no frame pointers),
+ * and vperf's own code never calls glib.
  */
 const char *__lsan_default_suppressions(void)
 {
-	return "leak:babeltrace-plugin-ctf.so\n";
+	return "leak:babeltrace-plugin-ctf.so\nleak:libglib-2.0.so\n";
 }
 
 #define NR_NAMES	22
@@ -82,6 +84,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	bt_logging_set_global_level(BT_LOGGING_LEVEL_NONE);
 	fuzz_bt2_plugins();
 	skip_states_sum = getenv("VPERF_FUZZ_KNOWN") && strstr(getenv("VPERF_FUZZ_KNOWN"), "states-sum");
+	if (skip_states_sum)
+		fprintf(stderr, "fuzz-report: VPERF_FUZZ_KNOWN=states-sum: the check that a thread's states "
+			"cover its span exactly is left out (an open finding: tests/fuzz/findings/)\n");
 	return 0;
 }
 

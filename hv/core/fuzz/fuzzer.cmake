@@ -1,13 +1,15 @@
-# vperf_add_fuzzer(NAME SECONDS TEST SOURCES ... [MAX_LEN n] [INCLUDES ...] [LINK ...] [DEPENDS ...])
+# vperf_add_fuzzer(NAME SECONDS TEST SOURCES ... [MAX_LEN n] [INCLUDES ...] [LINK ...] [DEPENDS ...]
+#                  [REPLAY_ONLY])
 #
 # One libFuzzer target (hv/core/fuzz/README.md): libFuzzer needs clang, whatever compiler builds the
 # rest, so the target is compiled by a custom command, with ASan and UBSan (-fno-sanitize-recover:
 # undefined behaviour is a crash), into ${CMAKE_CURRENT_BINARY_DIR}/fuzz-NAME.  With BUILD_TESTING,
 # ctest test TEST (label fuzz) runs it for SECONDS from the seeds in corpus-NAME/ next to the
 # sources (corpus/ for NAME hypercall), writing what it finds to the build folder's corpus-NAME/;
-# the folder's fixture test vperf_fuzz_corpus_dirs() creates those.
+# the folder's fixture test vperf_fuzz_corpus_dirs() creates those.  REPLAY_ONLY: the ctest only runs
+# the seeds (-runs=0), for a target whose open findings (README) mutation reaches within seconds.
 function(vperf_add_fuzzer name seconds test)
-  cmake_parse_arguments(F "" "MAX_LEN" "SOURCES;INCLUDES;LINK;DEPENDS" ${ARGN})
+  cmake_parse_arguments(F "REPLAY_ONLY" "MAX_LEN" "SOURCES;INCLUDES;LINK;DEPENDS" ${ARGN})
   if(NOT F_MAX_LEN)
     set(F_MAX_LEN 4096)	# an operation stream: a few hundred operations
   endif()
@@ -32,9 +34,13 @@ function(vperf_add_fuzzer name seconds test)
       set(seeds ${CMAKE_CURRENT_SOURCE_DIR}/corpus-${name})
       set(found ${CMAKE_CURRENT_BINARY_DIR}/corpus-${name})
     endif()
+    set(how -max_total_time=${seconds})
+    if(F_REPLAY_ONLY)
+      set(how -runs=0)
+    endif()
     add_test(NAME ${test}
       COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1
-              ${bin} -max_total_time=${seconds} -max_len=${F_MAX_LEN} -timeout=10 -print_final_stats=1
+              ${bin} ${how} -max_len=${F_MAX_LEN} -timeout=10 -print_final_stats=1
               ${found} ${seeds})
     set_tests_properties(${test} PROPERTIES LABELS fuzz TIMEOUT 300
       FIXTURES_REQUIRED fuzz_corpus_${name})
