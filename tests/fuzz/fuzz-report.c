@@ -515,8 +515,12 @@ static void check_pprof(const unsigned char *gz, size_t n)
 	if (!p->n_string_table || p->string_table[0][0])
 		fuzz_fail("pprof: the string table does not start with \"\"");
 	for (size_t i = 0; i < p->n_string_table; i++)
-		if (!utf8_ok((const unsigned char *)p->string_table[i], strlen(p->string_table[i])))
-			fuzz_fail("pprof: string %zu is not UTF-8", i);
+		if (!utf8_ok((const unsigned char *)p->string_table[i], strlen(p->string_table[i]))) {
+			for (const unsigned char *c = (const unsigned char *)p->string_table[i]; *c; c++)
+				fprintf(stderr, c[0] >= 0x20 && c[0] < 0x7f ? "%c" : "\\x%02x", *c);
+			fprintf(stderr, "\n");
+			fuzz_fail("pprof: string %zu (above) is not UTF-8 (protobuf strings must be)", i);
+		}
 	for (size_t i = 0; i < p->n_sample_type; i++)
 		if (p->sample_type[i]->type < 0 || (size_t)p->sample_type[i]->type >= p->n_string_table ||
 		    p->sample_type[i]->unit < 0 || (size_t)p->sample_type[i]->unit >= p->n_string_table)
