@@ -73,6 +73,15 @@ static char work[64], rec[96], out_dir[96];
  */
 static bool skip_states_sum;
 
+static void rm_rec(void);
+
+/* The work folder goes with the process (a crash leaves it: it holds the recording read). */
+static void remove_work(void)
+{
+	rm_rec();
+	rmdir(work);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -84,6 +93,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fuzz_fail("cannot make %s", work);
 	bt_logging_set_global_level(BT_LOGGING_LEVEL_NONE);
 	fuzz_bt2_plugins();
+	atexit(remove_work);
 	skip_states_sum = getenv("VPERF_FUZZ_KNOWN") && strstr(getenv("VPERF_FUZZ_KNOWN"), "states-sum");
 	if (skip_states_sum)
 		fprintf(stderr, "fuzz-report: VPERF_FUZZ_KNOWN=states-sum: the check that a thread's states "

@@ -67,6 +67,14 @@ static const char guest_map[] =
 	"ffffffff81000200 T do_syscall_64\n"
 	"ffffffff81000400 T _etext\n";
 
+/* The work folder goes with the process (a crash leaves it: it holds what was being written). */
+static void remove_work(void)
+{
+	fuzz_rm_trace(trace);
+	unlink(kallsyms);
+	rmdir(work);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	FILE *f;
@@ -87,6 +95,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(raw_path, sizeof(raw_path), "/proc/self/fd/%d", raw_fd);
 	keep = getenv("VPERF_FUZZ_KEEP");
 	bt_logging_set_global_level(BT_LOGGING_LEVEL_NONE);
+	atexit(remove_work);
 	return 0;
 }
 
