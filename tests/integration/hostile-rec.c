@@ -31,28 +31,7 @@ static const char *const marker_names[] = {
 	"mark\x1b]8;;http://evil\x07link\x1b]8;;\x07", "begin\xc2\x85@BAD@", "tab\there\nnl",
 };
 
-enum { C_MMAP = VPERF_CTF_NR_DEFAULT_CLASSES, C_COMM, C_KSYM, NR_C };
-
-static const struct vperf_ctf_field_desc mmap_f[] = {
-	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "start", .type = VPERF_CTF_TYPE_U64 },
-	{ .name = "len", .type = VPERF_CTF_TYPE_U64 },
-	{ .name = "pgoff", .type = VPERF_CTF_TYPE_U64 },
-	{ .name = "prot", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "filename", .type = VPERF_CTF_TYPE_STRING },
-};
-static const struct vperf_ctf_field_desc comm_f[] = {
-	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "comm", .type = VPERF_CTF_TYPE_STRING },
-};
-static const struct vperf_ctf_field_desc ksym_f[] = {
-	{ .name = "addr", .type = VPERF_CTF_TYPE_U64 },
-	{ .name = "size", .type = VPERF_CTF_TYPE_U64 },
-	{ .name = "name", .type = VPERF_CTF_TYPE_STRING },
-	{ .name = "module", .type = VPERF_CTF_TYPE_STRING },
-};
+#include "rec_classes.h"
 
 static int emit(struct vperf_ctf_stream *s, unsigned int cls, uint64_t ts,
 		const struct vperf_ctf_value *v, size_t n)
@@ -107,10 +86,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: vt-hostile-rec DIR [FILE...]\n");
 		return 2;
 	}
-	memcpy(cls, vperf_ctf_default_classes, sizeof(vperf_ctf_default_classes));
-	cls[C_MMAP] = (struct vperf_ctf_class_desc){ "mmap", mmap_f, 7 };
-	cls[C_COMM] = (struct vperf_ctf_class_desc){ "comm", comm_f, 3 };
-	cls[C_KSYM] = (struct vperf_ctf_class_desc){ "kernel_symbol", ksym_f, 4 };
+	vt_rec_classes(cls);
 	if (vperf_ctf__new(argv[1], &cfg, &ctf, why, sizeof(why))) {
 		fprintf(stderr, "vt-hostile-rec: %s: %s\n", argv[1], why);
 		return 1;

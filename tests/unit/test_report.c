@@ -323,28 +323,7 @@ static void guest_files_resolve_inside_their_root_only(void **state)
 
 /* ---- a recording written with the CTF writer, read back ---- */
 
-enum { C_MMAP = VPERF_CTF_NR_DEFAULT_CLASSES, C_COMM, C_KSYM, NR_C };
-
-static const struct vperf_ctf_field_desc mmap_f[] = {
-	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "start", .type = VPERF_CTF_TYPE_U64 },
-	{ .name = "len", .type = VPERF_CTF_TYPE_U64 },
-	{ .name = "pgoff", .type = VPERF_CTF_TYPE_U64 },
-	{ .name = "prot", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "filename", .type = VPERF_CTF_TYPE_STRING },
-};
-static const struct vperf_ctf_field_desc comm_f[] = {
-	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "comm", .type = VPERF_CTF_TYPE_STRING },
-};
-static const struct vperf_ctf_field_desc ksym_f[] = {
-	{ .name = "addr", .type = VPERF_CTF_TYPE_U64 },
-	{ .name = "size", .type = VPERF_CTF_TYPE_U64 },
-	{ .name = "name", .type = VPERF_CTF_TYPE_STRING },
-	{ .name = "module", .type = VPERF_CTF_TYPE_STRING },
-};
+#include "rec_classes.h"
 
 #define BASE	0x400000ull	/* where the "recording" mapped this test's file */
 
@@ -371,10 +350,7 @@ static void write_recording(const char *dir, const char *exe, uint64_t fn_off)
 	uint64_t chain[2] = { BASE + fn_off, BASE + fn_off + 1 };
 	char why[256];
 
-	memcpy(cls, vperf_ctf_default_classes, sizeof(vperf_ctf_default_classes));
-	cls[C_MMAP] = (struct vperf_ctf_class_desc){ "mmap", mmap_f, 7 };
-	cls[C_COMM] = (struct vperf_ctf_class_desc){ "comm", comm_f, 3 };
-	cls[C_KSYM] = (struct vperf_ctf_class_desc){ "kernel_symbol", ksym_f, 4 };
+	vt_rec_classes(cls);
 	assert_int_equal(vperf_ctf__new(dir, &cfg, &ctf, why, sizeof(why)), 0);
 	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_KERNEL, 0, &k), 0);
 	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_USER, 1, &u), 0);
@@ -540,10 +516,7 @@ static void write_many(const char *dir, uint32_t n)
 	uint64_t ts = 1;
 	char why[256], name[64], file[64];
 
-	memcpy(cls, vperf_ctf_default_classes, sizeof(vperf_ctf_default_classes));
-	cls[C_MMAP] = (struct vperf_ctf_class_desc){ "mmap", mmap_f, 7 };
-	cls[C_COMM] = (struct vperf_ctf_class_desc){ "comm", comm_f, 3 };
-	cls[C_KSYM] = (struct vperf_ctf_class_desc){ "kernel_symbol", ksym_f, 4 };
+	vt_rec_classes(cls);
 	assert_int_equal(vperf_ctf__new(dir, &cfg, &ctf, why, sizeof(why)), 0);
 	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_USER, 0, &k), 0);
 	for (uint32_t i = 0; i < n; i++) {
