@@ -76,7 +76,8 @@ vm_lock_holder() {
 	kill -0 "$pid" 2>/dev/null || line="$line, which has ended: a process it left holds the lock"
 	[ "$top" = "$cmd" ] || line="$line, started under: $top"
 	[ -z "$qemu" ] || line="$line; QEMU pid $qemu$(kill -0 "$qemu" 2>/dev/null || echo ' (ended)')"
-	echo "$line"
+	# what the holder wrote reaches this terminal: printable characters only
+	printf '%s\n' "$line" | tr -c '[:print:]\n' '?'
 }
 
 # need_cmd CMD PACKAGE: fail with a fix-it message when CMD is not on PATH.
