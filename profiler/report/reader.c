@@ -16,6 +16,7 @@
 
 #include <babeltrace2/babeltrace.h>
 
+#include "decode.h"
 #include "report.h"
 
 #define KERNEL_START	0xffff800000000000ull	/* x86-64: kernel addresses from here */
@@ -64,8 +65,6 @@ struct sink {
 	struct vperf_report_idx strings, threads, space_idx, events;
 	uint64_t rng;			/* seeds each space's tree */
 	bool env_read;
-	int err;			/* -ENOMEM, or -EIO with why */
-	char why[256];
 };
 
 static int fail(char *why, size_t len, int err, const char *fmt, ...)
@@ -743,8 +742,9 @@ static uint64_t ns_of(const bt_clock_snapshot *cs)
 	return (uint64_t)((unsigned __int128)v * 1000000000u / hz);
 }
 
-static int take_event(struct sink *k, const bt_message *msg)
+static int take_event(void *data, const bt_message *msg)
 {
+	struct sink *k = data;
 	const bt_event *ev = bt_message_event_borrow_event_const(msg);
 	const char *name = bt_event_class_get_name(bt_event_borrow_class_const(ev));
 	const bt_field *p = bt_event_borrow_payload_field_const(ev);
@@ -786,64 +786,6 @@ static int take_event(struct sink *k, const bt_message *msg)
 	    !strcmp(name, "sched_wakeup"))
 		return take_sched(k, name, p, ts, layer, cpu);
 	return take_other(k, name, p, ts, layer, cpu);
-}
-
-static bt_graph_simple_sink_component_initialize_func_status sink_init(bt_message_iterator *it,
-								       void *data)
-{
-	(void)it;
-	(void)data;
-	return BT_GRAPH_SIMPLE_SINK_COMPONENT_INITIALIZE_FUNC_STATUS_OK;
-}
-
-static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_message_iterator *it,
-								       void *data)
-{
-	struct sink *k = data;
-	bt_message_array_const msgs;
-	uint64_t n = 0;
-	int err = 0;
-
-	switch (bt_message_iterator_next(it, &msgs, &n)) {
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
-		break;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
-	default:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
-	}
-	for (uint64_t i = 0; i < n; i++) {
-		if (!err && bt_message_get_type(msgs[i]) == BT_MESSAGE_TYPE_EVENT)
-			err = take_event(k, msgs[i]);
-		bt_message_put_ref(msgs[i]);
-	}
-	if (err) {
-		k->err = err;
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
-	}
-	return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
-}
-
-/* babeltrace2's own account of what failed: its deepest cause. */
-static int bt_fail(char *why, size_t len, const char *what)
-{
-	const bt_error *e = bt_current_thread_take_error();
-	const char *msg = NULL;
-	uint64_t n;
-
-	if (e) {
-		n = bt_error_get_cause_count(e);
-		if (n)
-			msg = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, n - 1));
-		fail(why, len, -EIO, "%s%s%s", what, msg ? ": " : "", msg ? msg : "");
-		bt_error_release(e);
-		return -EIO;
-	}
-	return fail(why, len, -EIO, "%s", what);
 }
 
 /*
@@ -903,90 +845,6 @@ static int check_dir(const char *dir, char *why, size_t len)
 		return fail(why, len, -EINVAL, "not a vperf recording (its metadata is not a vperf "
 			    "CTF trace's)");
 	return 0;
-}
-
-/* source.ctf.fs -> filter.utils.muxer -> our sink, run to the end. */
-static int run_graph(const char *dir, struct sink *k, char *why, size_t len)
-{
-	const bt_plugin *ctf = NULL, *utils = NULL;
-	const bt_component_class_source *fs_cls;
-	const bt_component_class_filter *mux_cls;
-	const bt_component_source *src;
-	const bt_component_filter *mux;
-	const bt_component_sink *snk;
-	bt_value *params = NULL, *inputs;
-	bt_graph *g;
-	bt_graph_run_status rs;
-	uint64_t nports;
-	int err = -EIO;
-
-	g = bt_graph_create(0);
-	if (!g)
-		return -ENOMEM;
-	if (bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) !=
-	    BT_PLUGIN_FIND_STATUS_OK ||
-	    bt_plugin_find("utils", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_TRUE, &utils) !=
-	    BT_PLUGIN_FIND_STATUS_OK) {
-		err = bt_fail(why, len, "babeltrace2's ctf and utils plugins were not found "
-			      "(Debian package libbabeltrace2-0)");
-		goto out_plugins;
-	}
-	fs_cls = bt_plugin_borrow_source_component_class_by_name_const(ctf, "fs");
-	mux_cls = bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer");
-	params = bt_value_map_create();
-	if (!fs_cls || !mux_cls || !params ||
-	    bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) ||
-	    bt_value_array_append_string_element(inputs, dir)) {
-		err = fs_cls && mux_cls ? -ENOMEM : fail(why, len, -EIO, "babeltrace2 has no "
-							 "source.ctf.fs or filter.utils.muxer");
-		goto out_plugins;
-	}
-	if (bt_graph_add_source_component(g, fs_cls, "src", params, BT_LOGGING_LEVEL_NONE, &src)) {
-		err = bt_fail(why, len, "babeltrace2 cannot read it");
-		goto out_plugins;
-	}
-	if (bt_graph_add_filter_component(g, mux_cls, "mux", NULL, BT_LOGGING_LEVEL_NONE, &mux) ||
-	    bt_graph_add_simple_sink_component(g, "vperf", sink_init, sink_consume, NULL, k,
-					       &snk)) {
-		err = bt_fail(why, len, "setting up babeltrace2");
-		goto out_plugins;
-	}
-	nports = bt_component_source_get_output_port_count(src);
-	for (uint64_t i = 0; i < nports; i++) {
-		/* the muxer makes a new input port each time one is connected */
-		const bt_port_output *o;
-		const bt_port_input *in;
-
-		o = bt_component_source_borrow_output_port_by_index_const(src, i);
-		in = bt_component_filter_borrow_input_port_by_index_const(mux, i);
-		if (bt_graph_connect_ports(g, o, in, NULL)) {
-			err = bt_fail(why, len, "setting up babeltrace2");
-			goto out_plugins;
-		}
-	}
-	if (bt_graph_connect_ports(g, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
-				   bt_component_sink_borrow_input_port_by_index_const(snk, 0),
-				   NULL)) {
-		err = bt_fail(why, len, "setting up babeltrace2");
-		goto out_plugins;
-	}
-	do
-		rs = bt_graph_run(g);
-	while (rs == BT_GRAPH_RUN_STATUS_AGAIN);
-	if (k->err) {
-		bt_current_thread_clear_error();
-		err = k->err;
-	} else if (rs != BT_GRAPH_RUN_STATUS_OK) {
-		err = bt_fail(why, len, "babeltrace2 could not read it");
-	} else {
-		err = 0;
-	}
-out_plugins:
-	bt_value_put_ref(params);
-	bt_plugin_put_ref(ctf);
-	bt_plugin_put_ref(utils);
-	bt_graph_put_ref(g);
-	return err;
 }
 
 static int ksym_cmp(const void *a, const void *b)
@@ -1081,7 +939,7 @@ int vperf_report__open(const char *dir, struct vperf_report **out, char *why, si
 	/* any value seeds the spaces' trees; one the recording cannot guess keeps them shallow:
 	 * the hash of anything under a table's random key */
 	k.rng = vperf_report_idx__hash(&k.space_idx, "spaces", 6);
-	err = run_graph(dir, &k, why, why_len);
+	err = vperf_report_decode(dir, take_event, &k, why, why_len);
 	if (err)
 		goto out_report;
 	if (r->nr_ksyms > 1)

@@ -23,6 +23,7 @@ Exit status: 0 pass, 1 fail, 77 skip (after printing "SKIP: <reason>").
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import subprocess
@@ -249,6 +250,66 @@ def strings_of(v):
     elif isinstance(v, list):
         for x in v:
             yield from strings_of(x)
+
+
+FINDINGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus-report")
+FUZZ_LAYERS = ("host_kernel", "vmm", "guest_kernel", "guest_user", "host_user")
+
+
+def unpack_fuzz_input(path, d):
+    """A fuzz-report input (tests/fuzz/fuzz-report.c: an options byte, then files, each a name
+    byte, a u32 length and its bytes) written out as the recording that target reads."""
+    with open(path, "rb") as f:
+        data = f.read()
+    os.makedirs(d)
+    files, i = {}, 1
+    while i + 5 <= len(data):
+        name, n = data[i] % 22, int.from_bytes(data[i + 1:i + 5], "little")
+        i += 5
+        if i + n > len(data):
+            break
+        if name == 0:
+            rel = "metadata"
+        elif name == 21:
+            rel = os.path.join(".raw", "guest", "files")
+        else:
+            rel = "%s_cpu%d" % (FUZZ_LAYERS[(name - 1) // 4], (name - 1) % 4)
+        files[rel] = data[i:i + n]
+        i += n
+    for rel, body in files.items():
+        os.makedirs(os.path.dirname(os.path.join(d, rel)) or d, exist_ok=True)
+        with open(os.path.join(d, rel), "wb") as f:
+            f.write(body)
+    return d
+
+
+def test_recordings_that_crash_babeltrace2_are_refused_with_a_reason():
+    """babeltrace2 2.0.4's CTF decoder crashes, aborts or takes gigabytes on these (the fuzzer's
+    findings, tests/fuzz/README.md; `babeltrace2 DIR` dies on them): vperf decodes a recording
+    in a child process bounded in memory first, and refuses such a one with a reason, reading
+    none of it: an error, no crash, and at most 2 GiB resident in any process."""
+    names = sorted(f for f in os.listdir(FINDINGS) if f.startswith("regress-bt2-"))
+    check(len(names) >= 4, "expected the 4 babeltrace2 findings in %s, found %r"
+          % (FINDINGS, names))
+    for name in names:
+        d = unpack_fuzz_input(os.path.join(FINDINGS, name), p(name))
+        for args in (("report", "-i", d),
+                     ("export", "--to", "folded", "-i", d, "-o", d + ".folded"),
+                     ("timeline", "-i", d, "-o", d + ".svg")):
+            status, out, err = vperf(*args, timeout=120)
+            check(status > 0, "vperf %s on %s: exit %d, expected an error and no crash"
+                  % (args[0], name, status))
+            text = check_text("%s stderr" % args[0], err)
+            crashed = re.search(r"babeltrace2's CTF decoder (crashed on it|needs more than "
+                                r"\d+ MiB)", text) and "none of it was read" in text
+            refused = "babeltrace2 could not read it: " in text
+            check(crashed or refused, "vperf %s on %s does not say why it refused it: %r"
+                  % (args[0], name, text))
+            check(not os.path.exists(args[-1]) or args[-1] == d,
+                  "vperf %s left %s for a refused recording" % (args[0], args[-1]))
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    print("the largest resident set of vperf or its children: %d MiB" % (rss >> 20))
+    check(rss < 2 << 30, "a process took %d MiB: the decoder's memory is not bounded" % (rss >> 20))
 
 
 def test_report_json_parses_and_keeps_the_names_whole():
