@@ -616,6 +616,13 @@ static int guest_pass(struct ctx *c, const struct tidmap *map, size_t nr_map)
 				if (!err && g->since != NONE) {
 					g->vcpu = e->cpu;	/* a first switch: out of this vCPU */
 					err = run_slice(c, t, g->since, e->ts);
+				} else if (!err) {
+					/*
+					 * Out again, its switch in lost (lost_events): its time off
+					 * ends here, the first it is seen on a vCPU again, or it
+					 * would be in no row.
+					 */
+					err = off_until(c, t, e->ts, true, e->cpu);
 				}
 				g->since = NONE;
 				if (g->exited) {
@@ -630,7 +637,13 @@ static int guest_pass(struct ctx *c, const struct tidmap *map, size_t nr_map)
 			if (!err && guest_thread(r, n) && !c->g[n].done) {
 				g = &c->g[n];
 				err = first_seen(c, n, e->ts, true);
-				if (!err)
+				if (!err && g->since != NONE)
+					/*
+					 * In again, its switch out lost: its slice ends here, on
+					 * the vCPU it began on (as vperf_report__running() does).
+					 */
+					err = run_slice(c, n, g->since, e->ts);
+				else if (!err)
 					err = off_until(c, n, e->ts, true, e->cpu);
 				g->off_since = NONE;
 				g->since = e->ts;

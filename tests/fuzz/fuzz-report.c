@@ -67,11 +67,6 @@ static const char *const lttng_layers[] = { "host_kernel", "vmm", "guest_kernel"
 					    "host_user" };
 
 static char work[64], rec[96], out_dir[96];
-/*
- * VPERF_FUZZ_KNOWN=states-sum: leave out the check that a guest thread's states cover its time
- * exactly, to fuzz past that finding once it is reported (README.md).
- */
-static bool skip_states_sum;
 
 static void rm_rec(void);
 
@@ -94,10 +89,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	bt_logging_set_global_level(BT_LOGGING_LEVEL_NONE);
 	fuzz_bt2_plugins();
 	atexit(remove_work);
-	skip_states_sum = getenv("VPERF_FUZZ_KNOWN") && strstr(getenv("VPERF_FUZZ_KNOWN"), "states-sum");
-	if (skip_states_sum)
-		fprintf(stderr, "fuzz-report: VPERF_FUZZ_KNOWN=states-sum: the check that a thread's states "
-			"cover its span exactly is left out (an open finding: tests/fuzz/findings/)\n");
 	return 0;
 }
 
@@ -767,7 +758,7 @@ static void run_analyses(struct vperf_report *r)
 			for (size_t k = 0; k < a.threads[i].nr_rows; k++)
 				sum += a.threads[i].rows[k].ns;
 			if (a.threads[i].end >= a.threads[i].start &&
-			    sum != a.threads[i].end - a.threads[i].start && !skip_states_sum) {
+			    sum != a.threads[i].end - a.threads[i].start) {
 				for (size_t k = 0; k < a.threads[i].nr_rows; k++)
 					fprintf(stderr, "  %s %s: %" PRIu64 " ns\n",
 						vperf_report_state_names[a.threads[i].rows[k].state],

@@ -298,6 +298,67 @@ static void without_host_events_exits_are_the_vmms_and_nothing_is_preempted(void
 	free_vm(r);
 }
 
+/*
+ * Guest scheduling events lost in between (a ring overrun: lost_events), on a recording of its
+ * own, without host events.  0 A in on vCPU 0.  100 A blocks, B in.  Then A's switch in and B's
+ * switch out are lost: 400 A blocks again, B in, both on vCPU 1; to the end, 1000.  A's wait
+ * from 100 (no wakeup recorded) ends where it is seen on a vCPU again, at 400; B's slice from
+ * 100 ends at its next switch in, on vCPU 0 where it began.  Before, each lost 100..400.
+ */
+static void every_ns_is_in_one_row_when_a_switch_in_or_out_was_lost(void **state)
+{
+	struct vperf_report *r = known_vm();
+	struct vperf_report_analysis a;
+	const struct vperf_report_states *st;
+	uint64_t end[2] = { 0, 0 };
+
+	(void)state;
+	r->nr_tlevs = 0;
+	ev(r, VPERF_REPORT_EV_SCHED_SWITCH, 0, IDLE, A, 0, 0, 0, GUEST);
+	ev(r, VPERF_REPORT_EV_SCHED_SWITCH, 100, A, B, 0, 1, 0, GUEST);	/* blocked */
+	ev(r, VPERF_REPORT_EV_LOST, 200, -1, -1, 0, 2, 0, GUEST);
+	ev(r, VPERF_REPORT_EV_SCHED_SWITCH, 400, A, B, 1, 1, 0, GUEST);	/* blocked again */
+	assert_int_equal(vperf_report__analyse(r, VPERF_ANALYSE_SPANS, &a), 0);
+	assert_int_equal(a.nr_threads, 2);
+	st = &a.threads[0];
+	assert_int_equal(st->thread, A);
+	assert_int_equal(st->start, 0);
+	assert_int_equal(st->end, 1000);
+	row_is(st, VPERF_STATE_GUEST, "", 100, 1);
+	row_is(st, VPERF_STATE_WAIT_UNKNOWN, "no wakeup recorded", 300, 1);
+	row_is(st, VPERF_STATE_WAIT_UNKNOWN, "still blocked at the end", 600, 1);
+	assert_int_equal(st->nr_rows, 3);
+	assert_int_equal(sum(st), 1000);
+	st = &a.threads[1];
+	assert_int_equal(st->thread, B);
+	row_is(st, VPERF_STATE_WAIT_UNKNOWN, "before its first event", 100, 0);
+	row_is(st, VPERF_STATE_GUEST, "", 300 + 600, 0);
+	assert_int_equal(st->nr_rows, 2);
+	assert_int_equal(sum(st), 1000);
+	/* the waits: A's two, the first ended by its switch out on vCPU 1 */
+	assert_int_equal(a.nr_waits, 2);
+	assert_int_equal(a.waits[0].start, 100);
+	assert_int_equal(a.waits[0].end, 400);
+	assert_int_equal(a.waits[0].vcpu, 1);
+	/* and the spans tile both threads from 0 to the end, B's first slice on vCPU 0 */
+	for (size_t i = 0; i < a.nr_spans; i++) {
+		const struct vperf_report_span *s = &a.spans[i];
+
+		assert_true(s->thread == A || s->thread == B);
+		assert_int_equal(s->start, end[s->thread]);
+		end[s->thread] = s->end;
+		if (s->thread == B && s->start == 100)
+			assert_int_equal(s->vcpu, 0);
+	}
+	assert_int_equal(end[A], 1000);
+	assert_int_equal(end[B], 1000);
+	assert_int_equal(a.vcpus[0].start, 0);
+	row_is(&a.vcpus[0], VPERF_STATE_GUEST, "a thread", 400, 0);
+	row_is(&a.vcpus[1], VPERF_STATE_GUEST, "a thread", 600, 0);
+	vperf_report_analysis__exit(&a);
+	free_vm(r);
+}
+
 static void a_recording_without_guest_scheduling_is_enoent(void **state)
 {
 	struct vperf_report *r = known_vm();
@@ -335,6 +396,7 @@ int main(void)
 		cmocka_unit_test(waits_name_their_wakers_and_chain_back),
 		cmocka_unit_test(spans_tile_each_thread_and_sum_to_its_rows),
 		cmocka_unit_test(without_host_events_exits_are_the_vmms_and_nothing_is_preempted),
+		cmocka_unit_test(every_ns_is_in_one_row_when_a_switch_in_or_out_was_lost),
 		cmocka_unit_test(a_recording_without_guest_scheduling_is_enoent),
 		cmocka_unit_test(exit_reasons_are_named_for_svm_and_vmx),
 	};
