@@ -277,11 +277,21 @@ static void bound_memory(unsigned long long limit)
 }
 #endif
 
+/* the signals of a crash: the child takes them as the system does (no handler of the parent's) */
+static const int fatal[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
+
+static bool crash_signal(int sig)
+{
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		if (fatal[i] == sig)
+			return true;
+	return false;
+}
+
 /* The child: decode everything, keep nothing; a refusal's reason goes to fd.  Never returns. */
 __attribute__((noreturn))
 static void vet_child(const char *dir, unsigned long long limit, int fd)
 {
-	static const int fatal[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP };
 	struct consumer c = { 0 };
 	char why[512] = "";
 	int err, null;
@@ -342,6 +352,9 @@ static int vet(const char *dir, char *why, size_t len)
 		if (errno != EINTR)
 			return fail(why, len, -errno, "lost the process that vets the recording: %s",
 				    strerror(errno));
+	if (WIFSIGNALED(status) && !crash_signal(WTERMSIG(status)))	/* Ctrl-C, kill, OOM */
+		return fail(why, len, WTERMSIG(status) == SIGKILL ? -EIO : -EINTR, "the process "
+			    "that vets the recording was ended (%s)", strsignal(WTERMSIG(status)));
 	if (WIFSIGNALED(status))
 		return fail(why, len, -EIO, "babeltrace2's CTF decoder crashed on it (%s): the "
 			    "recording is damaged or hostile, and none of it was read",
