@@ -508,8 +508,10 @@ static int run_slice(struct ctx *c, int32_t t, uint64_t a, uint64_t b)
 {
 	struct gstate *g = &c->g[t];
 
-	if (g->vcpu >= c->nv || b <= a)
+	if (b <= a)
 		return 0;
+	if (g->vcpu >= c->nv)	/* a vCPU past those followed (a recording's cpu id >= 1024) */
+		return add_iv(c, t, VPERF_STATE_GUEST, "", a, b, 1);
 	if (push_seg(&c->busy[g->vcpu], a, b, VPERF_STATE_GUEST, true, ""))
 		return -ENOMEM;
 	return add_slice(c, t, g->vcpu, a, b);

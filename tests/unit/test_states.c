@@ -359,6 +359,33 @@ static void every_ns_is_in_one_row_when_a_switch_in_or_out_was_lost(void **state
 	free_vm(r);
 }
 
+/*
+ * A recording's cpu id past the 1024 vCPUs the analysis follows (a hostile or damaged one): the
+ * slice run there is still the thread's guest time, with no host side.  On vCPU 2000: 0 A in,
+ * 300 A preempted by B, 600 B preempted by A; to the end, 1000.  Before, both lost their slices.
+ */
+static void a_slice_on_a_vcpu_past_those_followed_is_still_guest_time(void **state)
+{
+	struct vperf_report *r = known_vm();
+	struct vperf_report_analysis a;
+
+	(void)state;
+	r->nr_tlevs = 0;
+	ev(r, VPERF_REPORT_EV_SCHED_SWITCH, 0, IDLE, A, 2000, 0, 0, GUEST);
+	ev(r, VPERF_REPORT_EV_SCHED_SWITCH, 300, A, B, 2000, 0, 0, GUEST);
+	ev(r, VPERF_REPORT_EV_SCHED_SWITCH, 600, B, A, 2000, 0, 0, GUEST);
+	assert_int_equal(vperf_report__analyse(r, 0, &a), 0);
+	assert_int_equal(a.nr_threads, 2);
+	assert_int_equal(a.threads[0].thread, A);
+	row_is(&a.threads[0], VPERF_STATE_GUEST, "", 300 + 400, 2);
+	assert_int_equal(sum(&a.threads[0]), 1000);
+	assert_int_equal(a.threads[1].thread, B);
+	row_is(&a.threads[1], VPERF_STATE_GUEST, "", 300, 1);
+	assert_int_equal(sum(&a.threads[1]), 1000);
+	vperf_report_analysis__exit(&a);
+	free_vm(r);
+}
+
 static void a_recording_without_guest_scheduling_is_enoent(void **state)
 {
 	struct vperf_report *r = known_vm();
@@ -397,6 +424,7 @@ int main(void)
 		cmocka_unit_test(spans_tile_each_thread_and_sum_to_its_rows),
 		cmocka_unit_test(without_host_events_exits_are_the_vmms_and_nothing_is_preempted),
 		cmocka_unit_test(every_ns_is_in_one_row_when_a_switch_in_or_out_was_lost),
+		cmocka_unit_test(a_slice_on_a_vcpu_past_those_followed_is_still_guest_time),
 		cmocka_unit_test(a_recording_without_guest_scheduling_is_enoent),
 		cmocka_unit_test(exit_reasons_are_named_for_svm_and_vmx),
 	};
