@@ -5,18 +5,22 @@
  * nothing is (each is one VM exit to the VMM); thread "pio-quiet" burns
  * about as long without I/O.  Both wait 300 ms first, so that console
  * output still draining from the shell (port writes from the serial
- * driver's interrupts, charged to whichever thread they interrupt) is done.
+ * driver's interrupts, charged to whichever thread they interrupt) is done;
+ * before they start, the main thread waits until every terminal it writes to
+ * (and the console) has sent all it holds (tcdrain), however slow the guest.
  * Needs ioperm (root).  Prints on stdout, after both finished:
  *	writer <tid> <N>
  *	quiet <tid> 0
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/io.h>
 #include <sys/prctl.h>
+#include <termios.h>
 #include <unistd.h>
 
 struct worker {
@@ -45,6 +49,20 @@ static void *work(void *arg)
 	return NULL;
 }
 
+/* Wait until the terminals of stdin, stdout, stderr and the console have sent their output. */
+static void drain_terminals(void)
+{
+	int fd = open("/dev/console", O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+
+	for (int i = 0; i <= 2; i++)
+		if (isatty(i))
+			tcdrain(i);
+	if (fd >= 0) {
+		tcdrain(fd);
+		close(fd);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct worker w[2] = { { "pio-writer", 1000, 0, 0 }, { "pio-quiet", 0, 0, 0 } };
@@ -59,6 +77,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	drain_terminals();
 	for (int i = 0; i < 2; i++)
 		if (pthread_create(&th[i], NULL, work, &w[i])) {
 			fprintf(stderr, "portio: cannot create a thread\n");
