@@ -17,6 +17,12 @@
  * Throttling (docs/abi.md 2.4): an overflow that finds the counter's last
  * one not yet taken by the guest doubles its period, up to 2^10 times the
  * guest's; HV_UNTHROTTLE_STREAK taken in a row shrink it by a quarter.
+ * A host perf counter whose overflow signals come faster than its vCPU
+ * thread gets back to the VMM (a second signal before the exit that takes
+ * the first, or the SIGIO of a full signal queue) is throttled the same
+ * way, line counters too: a signal per period of the thread's own time
+ * that costs more than the period would keep the vCPU out of the guest and
+ * fill the host's queue of real-time signals, which is per user.
  */
 #define HV_THROTTLE_MAX_SHIFT	10
 #define HV_UNTHROTTLE_STREAK	16
@@ -51,6 +57,8 @@ struct hv_vcpu {
 	struct hv_counter counters[VPERF_MAX_COUNTERS];
 	uint64_t overflow_status;	/* the host's copy of the page field */
 	_Atomic uint64_t pending;	/* overflow bits set by the signal handler */
+	_Atomic uint64_t nr_signal_overflows;	/* SIGIOs: the RT signal queue was full */
+	_Atomic uint64_t repeated;	/* bits whose signal came again before the exit took it */
 	/*
 	 * The signal handler's view of the counters: slot i's perf fd while its
 	 * overflow is armed, else -1.  The handler reads nothing else, so a

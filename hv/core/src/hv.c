@@ -57,8 +57,42 @@ static void on_overflow(int sig, siginfo_t *si, void *uc)
 	if (!v || si->si_code != POLL_IN || si->si_fd < 0)
 		return;
 	for (int i = 0; i < VPERF_MAX_COUNTERS; i++)
-		if (atomic_load_explicit(&v->armed_fd[i], memory_order_relaxed) == si->si_fd)
-			atomic_fetch_or(&v->pending, 1ull << i);
+		if (atomic_load_explicit(&v->armed_fd[i], memory_order_relaxed) == si->si_fd &&
+		    (atomic_fetch_or(&v->pending, 1ull << i) & (1ull << i)))
+			atomic_fetch_or(&v->repeated, 1ull << i);	/* faster than the exits */
+}
+
+/*
+ * The kernel sends SIGIO instead of the F_SETSIG signal when it cannot queue
+ * one more real-time signal (RLIMIT_SIGPENDING: fcntl(2), F_SETSIG): a flood
+ * of overflows, which a guest can ask for, would otherwise end the VMM
+ * (SIGIO's default action).  Which counters overflowed is lost with the
+ * signals: every armed counter of the thread's vCPU is taken to have, once
+ * (its guest sees an overflow; throttling then slows the flood), and the loss
+ * is counted.  A SIGIO for a thread that is no vCPU's goes to the handler the
+ * VMM had, if any.
+ */
+static struct sigaction prev_sigio;
+static bool sigio_installed;
+
+static void on_sigio(int sig, siginfo_t *si, void *uc)
+{
+	struct hv_vcpu *v = this_vcpu;
+	uint64_t armed = 0;
+
+	if (!v) {
+		if (prev_sigio.sa_flags & SA_SIGINFO)
+			prev_sigio.sa_sigaction(sig, si, uc);
+		else if (prev_sigio.sa_handler != SIG_DFL && prev_sigio.sa_handler != SIG_IGN)
+			prev_sigio.sa_handler(sig);
+		return;
+	}
+	for (int i = 0; i < VPERF_MAX_COUNTERS; i++)
+		if (atomic_load_explicit(&v->armed_fd[i], memory_order_relaxed) >= 0)
+			armed |= 1ull << i;
+	atomic_fetch_or(&v->pending, armed);
+	atomic_fetch_or(&v->repeated, armed);
+	atomic_fetch_add_explicit(&v->nr_signal_overflows, 1, memory_order_relaxed);
 }
 
 /* No counter's overflow reaches pending any more (a signal on its way finds no slot). */
@@ -174,6 +208,14 @@ int vperf_hv__new(const struct vperf_hv_config *cfg, const struct vperf_hv_ops *
 		ret = -errno;
 		goto out_free;
 	}
+	sa.sa_sigaction = on_sigio;
+	if (!sigio_installed) {
+		if (sigaction(SIGIO, &sa, &prev_sigio)) {
+			ret = -errno;
+			goto out_free;
+		}
+		sigio_installed = true;	/* once per process: a second device must not chain to us */
+	}
 	*out = hv;
 	return 0;
 
@@ -192,6 +234,7 @@ static void counters_clear(struct hv_vcpu *v)
 	v->nmi_bits = 0;
 	v->held = 0;
 	atomic_store(&v->pending, 0);
+	atomic_store(&v->repeated, 0);
 }
 
 void vperf_hv__delete(struct vperf_hv *hv)
@@ -273,24 +316,28 @@ static void page_update(struct hv_vcpu *v)
 void vperf_hv__vcpu_exit(struct vperf_hv *hv, int vcpu)
 {
 	struct hv_vcpu *v = &hv->vcpus[vcpu];
-	uint64_t bits, occurred, fresh, now;
+	uint64_t bits, occurred, repeated, fresh, now;
 	bool raised;
 
 	if (!v->nr_counters)
 		return;
 	occurred = atomic_exchange(&v->pending, 0) & counter_bits(v);
+	repeated = atomic_exchange(&v->repeated, 0) & occurred;
 	hv_counters_poll_overflow(v, &occurred);
-	if (occurred & v->nmi_bits) {
+	if (occurred & (v->nmi_bits | repeated)) {
 		/*
 		 * NMI counters: the guest has taken the last overflow once it cleared
-		 * the bit in its page (no page: never).  Line counters are not paced:
-		 * their overflows raise the line whether acked or not (docs/abi.md 2.4).
+		 * the bit in its page (no page: never).  Line counters are paced only
+		 * by their signals' rate: their overflows raise the line whether acked
+		 * or not (docs/abi.md 2.4).  A signal that came again before this exit
+		 * (repeated) was not taken either way.
 		 */
 		uint64_t untaken = (v->page ? __atomic_load_n(&v->page->overflow_status,
 							      __ATOMIC_RELAXED) : ~0ull) & v->nmi_bits;
 
+		untaken |= repeated;
 		for (int i = 0; i < v->nr_counters; i++)
-			if ((occurred & v->nmi_bits & (1ull << i)) &&
+			if ((occurred & (v->nmi_bits | repeated) & (1ull << i)) &&
 			    hv_counter_pace(&v->counters[i], !(untaken & (1ull << i))))
 				v->nr_throttled++;
 	}
@@ -456,6 +503,7 @@ static int64_t hc_counters_set(struct hv_vcpu *v, uint64_t gpa, uint64_t n)
 	v->nmi_bits = 0;
 	v->held = 0;
 	atomic_store(&v->pending, 0);
+	atomic_store(&v->repeated, 0);
 	memcpy(v->counters, fresh, sizeof(fresh));
 	v->nr_counters = (int)n;
 	page_update(v);
@@ -491,6 +539,7 @@ static int64_t hc_overflow_set(struct hv_vcpu *v, uint64_t idx, uint64_t period,
 	else
 		v->nmi_bits &= ~(1ull << idx);
 	atomic_fetch_and(&v->pending, ~(1ull << idx));
+	atomic_fetch_and(&v->repeated, ~(1ull << idx));
 	v->held &= ~(1ull << idx);
 	/* perf counters overflow by signal; the polled sources (kvm, exits, steal) have no fd */
 	if (period && c->fd >= 0)
@@ -669,4 +718,11 @@ uint64_t vperf_hv__throttle_count(const struct vperf_hv *hv, int vcpu)
 	if (vcpu < 0 || vcpu >= hv->cfg.nr_vcpus)
 		return 0;
 	return hv->vcpus[vcpu].nr_throttled;
+}
+
+uint64_t vperf_hv__signal_overflow_count(const struct vperf_hv *hv, int vcpu)
+{
+	if (vcpu < 0 || vcpu >= hv->cfg.nr_vcpus)
+		return 0;
+	return atomic_load(&hv->vcpus[vcpu].nr_signal_overflows);
 }

@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -582,6 +583,37 @@ static void task_clock_overflows_the_guest_cannot_take_are_throttled(void **stat
 	assert_true(overflows >= 5);		/* 100, 200, 400, 800, 1600 us: the perf path works */
 	assert_true(overflows <= 20);		/* 11 to reach the cap of 102.4 ms, then ~1 */
 	assert_true(c->eff_period >= 100000ull << 8);
+}
+
+/*
+ * A flood of overflow signals fills the host's queue of real-time signals, and the kernel sends
+ * the vCPU thread SIGIO instead (fcntl(2), F_SETSIG), whose default action ends the VMM: seen in
+ * tsan.hv_locking_stress (2 of 5 runs died "I/O possible").  The device takes it as an overflow
+ * of each armed counter, once, counts it, and throttles those counters (their signals came faster
+ * than the thread's exits: with the fix but no throttle, the stress test spun for good).
+ */
+static void sigio_of_a_full_signal_queue_is_an_overflow_not_the_vmms_end(void **state)
+{
+	struct fixture *f = *state;
+
+	put_desc(f, DESC_GPA, 0, VPERF_SRC_PERF, 0, "task-clock");
+	put_desc(f, DESC_GPA, 1, VPERF_SRC_PERF, 0, "task-clock");
+	assert_int_equal(hc(f, 0, VPERF_HC_PAGE_REGISTER, PAGE_GPA, 0), 0);
+	assert_int_equal(hc(f, 0, VPERF_HC_COUNTERS_SET, DESC_GPA, 2), 0);
+	/* counter 0 armed far away (100 s of CPU: its own signal never comes), 1 not at all */
+	assert_int_equal(hc3(f, 0, VPERF_HC_OVERFLOW_SET, 0, 100000000000ull, VPERF_OVERFLOW_NMI),
+			 0);
+	vperf_hv__vcpu_exit(f->hv, 0);
+	assert_int_equal(f->vm.nmis[0], 0);
+	assert_int_equal(raise(SIGIO), 0);	/* as the kernel sends it: to this, the vCPU thread */
+	assert_int_equal(vperf_hv__signal_overflow_count(f->hv, 0), 1);
+	vperf_hv__vcpu_exit(f->hv, 0);
+	assert_int_equal(f->vm.nmis[0], 1);
+	assert_int_equal(page(f)->overflow_status, 1);	/* counter 0's overflow, not counter 1's */
+	/* and signals that came faster than the exits slow down: the period doubled */
+	assert_int_equal(vperf_hv__throttle_count(f->hv, 0), 1);
+	assert_int_equal(f->hv->vcpus[0].counters[0].eff_period, 2 * 100000000000ull);
+	assert_int_equal(f->hv->vcpus[0].counters[1].eff_period, 0);
 }
 
 static void clock_overflow_period_has_a_floor(void **state)
@@ -1226,6 +1258,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(never_taken_overflows_are_capped_at_1024_periods, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(task_clock_overflows_the_guest_cannot_take_are_throttled,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(sigio_of_a_full_signal_queue_is_an_overflow_not_the_vmms_end,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(clock_overflow_period_has_a_floor, setup, teardown),
 		cmocka_unit_test_setup_teardown(ucall_is_copied_and_terminated, setup, teardown),

@@ -156,6 +156,12 @@ uint64_t vperf_hv__hypercall_count(const struct vperf_hv *hv, int vcpu, uint32_t
 uint64_t vperf_hv__irq_count(const struct vperf_hv *hv, int vcpu);
 /* Overflows of vCPU n that found the last one untaken (each doubled a period). */
 uint64_t vperf_hv__throttle_count(const struct vperf_hv *hv, int vcpu);
+/*
+ * Times vCPU n's thread got SIGIO for its overflow signals: the host's queue of real-time
+ * signals was full, which overflows were lost is not known (each armed counter is taken to have
+ * overflowed once).
+ */
+uint64_t vperf_hv__signal_overflow_count(const struct vperf_hv *hv, int vcpu);
 
 /*
  * Drain vCPU n's trace ring now (from any thread): the valid records go to
