@@ -623,6 +623,14 @@ bool hv_counter_pace(struct hv_counter *c, bool taken)
 	return !taken;
 }
 
+void hv_counter_unmute(struct hv_counter *c)
+{
+	uint64_t p = c->eff_period ? c->eff_period : NEVER;
+
+	if (c->fd >= 0)
+		ioctl(c->fd, PERF_EVENT_IOC_PERIOD, &p);
+}
+
 void hv_counters_poll_overflow(struct hv_vcpu *v, uint64_t *bits)
 {
 	for (int i = 0; i < v->nr_counters; i++) {

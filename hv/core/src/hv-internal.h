@@ -17,13 +17,18 @@
  * Throttling (docs/abi.md 2.4): an overflow that finds the counter's last
  * one not yet taken by the guest doubles its period, up to 2^10 times the
  * guest's; HV_UNTHROTTLE_STREAK taken in a row shrink it by a quarter.
- * A host perf counter whose overflow signals come faster than its vCPU
- * thread gets back to the VMM (a second signal before the exit that takes
- * the first, or the SIGIO of a full signal queue) is throttled the same
- * way, line counters too: a signal per period of the thread's own time
+ * A host perf counter whose overflow signals come much faster than its
+ * vCPU thread gets back to the VMM (HV_SIGNAL_BURST of them before the exit
+ * that takes them, or the SIGIO of a full signal queue) is muted by the
+ * signal handler itself (its period set out of reach: the thread may not
+ * reach an exit while signals keep coming) and throttled at that exit the
+ * same way, line counters too: a signal per period of the thread's own time
  * that costs more than the period would keep the vCPU out of the guest and
- * fill the host's queue of real-time signals, which is per user.
+ * fill the host's queue of real-time signals, which is per user.  (Two
+ * before an exit are common in a nested guest at 1000 Hz: an exit's own
+ * handling there can take a period.)
  */
+#define HV_SIGNAL_BURST		4
 #define HV_THROTTLE_MAX_SHIFT	10
 #define HV_UNTHROTTLE_STREAK	16
 
@@ -58,7 +63,8 @@ struct hv_vcpu {
 	uint64_t overflow_status;	/* the host's copy of the page field */
 	_Atomic uint64_t pending;	/* overflow bits set by the signal handler */
 	_Atomic uint64_t nr_signal_overflows;	/* SIGIOs: the RT signal queue was full */
-	_Atomic uint64_t repeated;	/* bits whose signal came again before the exit took it */
+	_Atomic uint32_t signals[VPERF_MAX_COUNTERS];	/* overflow signals since the last exit */
+	_Atomic uint64_t muted;		/* bits the handler muted: the exit sets their period again */
 	/*
 	 * The signal handler's view of the counters: slot i's perf fd while its
 	 * overflow is armed, else -1.  The handler reads nothing else, so a
@@ -123,6 +129,8 @@ void hv_counters_poll_overflow(struct hv_vcpu *v, uint64_t *bits);
  * true if this overflow was throttled.
  */
 bool hv_counter_pace(struct hv_counter *c, bool taken);
+/* The period in force set on the perf event again (after the signal handler muted it). */
+void hv_counter_unmute(struct hv_counter *c);
 uint64_t hv_now_ns(void);
 
 /* Is "src:name" allowed by the device's allowlist? */

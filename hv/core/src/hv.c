@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <linux/perf_event.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,19 @@ int vperf_hv__signal(void)
  * thread, COUNTERS_SET included: the handler reads only armed_fd[] and ORs
  * into pending, both atomics.
  */
+/*
+ * From the signal handler: no more overflows of counter i (fd) until the exit
+ * sets its period again.  ioctl() is async-signal-safe, and the fd is open:
+ * only this thread closes it, after disarming the slot.
+ */
+static void mute(struct hv_vcpu *v, int i, int fd)
+{
+	static const uint64_t never = 1ull << 62;
+
+	ioctl(fd, PERF_EVENT_IOC_PERIOD, &never);
+	atomic_fetch_or(&v->muted, 1ull << i);
+}
+
 static void on_overflow(int sig, siginfo_t *si, void *uc)
 {
 	struct hv_vcpu *v = this_vcpu;
@@ -57,9 +72,21 @@ static void on_overflow(int sig, siginfo_t *si, void *uc)
 	if (!v || si->si_code != POLL_IN || si->si_fd < 0)
 		return;
 	for (int i = 0; i < VPERF_MAX_COUNTERS; i++)
-		if (atomic_load_explicit(&v->armed_fd[i], memory_order_relaxed) == si->si_fd &&
-		    (atomic_fetch_or(&v->pending, 1ull << i) & (1ull << i)))
-			atomic_fetch_or(&v->repeated, 1ull << i);	/* faster than the exits */
+		if (atomic_load_explicit(&v->armed_fd[i], memory_order_relaxed) == si->si_fd) {
+			if (atomic_fetch_add_explicit(&v->signals[i], 1, memory_order_relaxed) + 1 ==
+			    HV_SIGNAL_BURST)
+				mute(v, i, si->si_fd);
+			atomic_fetch_or(&v->pending, 1ull << i);
+		}
+}
+
+/* Forget the signals counted since the last exit (counters changed, or they were taken). */
+static void signals_clear(struct hv_vcpu *v, uint64_t bits)
+{
+	for (int i = 0; i < VPERF_MAX_COUNTERS; i++)
+		if (bits & (1ull << i))
+			atomic_store_explicit(&v->signals[i], 0, memory_order_relaxed);
+	atomic_fetch_and(&v->muted, ~bits);
 }
 
 /*
@@ -87,11 +114,17 @@ static void on_sigio(int sig, siginfo_t *si, void *uc)
 			prev_sigio.sa_handler(sig);
 		return;
 	}
-	for (int i = 0; i < VPERF_MAX_COUNTERS; i++)
-		if (atomic_load_explicit(&v->armed_fd[i], memory_order_relaxed) >= 0)
-			armed |= 1ull << i;
+	for (int i = 0; i < VPERF_MAX_COUNTERS; i++) {
+		int fd = atomic_load_explicit(&v->armed_fd[i], memory_order_relaxed);
+
+		if (fd < 0)
+			continue;
+		armed |= 1ull << i;
+		if (atomic_fetch_add_explicit(&v->signals[i], HV_SIGNAL_BURST,
+					      memory_order_relaxed) < HV_SIGNAL_BURST)
+			mute(v, i, fd);
+	}
 	atomic_fetch_or(&v->pending, armed);
-	atomic_fetch_or(&v->repeated, armed);
 	atomic_fetch_add_explicit(&v->nr_signal_overflows, 1, memory_order_relaxed);
 }
 
@@ -234,7 +267,7 @@ static void counters_clear(struct hv_vcpu *v)
 	v->nmi_bits = 0;
 	v->held = 0;
 	atomic_store(&v->pending, 0);
-	atomic_store(&v->repeated, 0);
+	signals_clear(v, ~0ull);
 }
 
 void vperf_hv__delete(struct vperf_hv *hv)
@@ -316,21 +349,27 @@ static void page_update(struct hv_vcpu *v)
 void vperf_hv__vcpu_exit(struct vperf_hv *hv, int vcpu)
 {
 	struct hv_vcpu *v = &hv->vcpus[vcpu];
-	uint64_t bits, occurred, repeated, fresh, now;
+	uint64_t bits, occurred, repeated, muted, fresh, now;
 	bool raised;
 
 	if (!v->nr_counters)
 		return;
 	occurred = atomic_exchange(&v->pending, 0) & counter_bits(v);
-	repeated = atomic_exchange(&v->repeated, 0) & occurred;
+	repeated = 0;
+	for (int i = 0; i < v->nr_counters; i++)
+		if ((occurred & (1ull << i)) &&
+		    atomic_exchange_explicit(&v->signals[i], 0, memory_order_relaxed) >=
+		    HV_SIGNAL_BURST)
+			repeated |= 1ull << i;
+	muted = atomic_exchange(&v->muted, 0) & counter_bits(v);
 	hv_counters_poll_overflow(v, &occurred);
 	if (occurred & (v->nmi_bits | repeated)) {
 		/*
 		 * NMI counters: the guest has taken the last overflow once it cleared
 		 * the bit in its page (no page: never).  Line counters are paced only
 		 * by their signals' rate: their overflows raise the line whether acked
-		 * or not (docs/abi.md 2.4).  A signal that came again before this exit
-		 * (repeated) was not taken either way.
+		 * or not (docs/abi.md 2.4).  HV_SIGNAL_BURST signals of one counter
+		 * before this exit (repeated) were not taken either way.
 		 */
 		uint64_t untaken = (v->page ? __atomic_load_n(&v->page->overflow_status,
 							      __ATOMIC_RELAXED) : ~0ull) & v->nmi_bits;
@@ -341,6 +380,9 @@ void vperf_hv__vcpu_exit(struct vperf_hv *hv, int vcpu)
 			    hv_counter_pace(&v->counters[i], !(untaken & (1ull << i))))
 				v->nr_throttled++;
 	}
+	for (int i = 0; i < v->nr_counters; i++)	/* the handler's mute ends: the period in force */
+		if (muted & (1ull << i))
+			hv_counter_unmute(&v->counters[i]);
 	bits = occurred | v->held;
 	v->held = 0;
 	if (!bits)
@@ -503,7 +545,7 @@ static int64_t hc_counters_set(struct hv_vcpu *v, uint64_t gpa, uint64_t n)
 	v->nmi_bits = 0;
 	v->held = 0;
 	atomic_store(&v->pending, 0);
-	atomic_store(&v->repeated, 0);
+	signals_clear(v, ~0ull);
 	memcpy(v->counters, fresh, sizeof(fresh));
 	v->nr_counters = (int)n;
 	page_update(v);
@@ -539,7 +581,7 @@ static int64_t hc_overflow_set(struct hv_vcpu *v, uint64_t idx, uint64_t period,
 	else
 		v->nmi_bits &= ~(1ull << idx);
 	atomic_fetch_and(&v->pending, ~(1ull << idx));
-	atomic_fetch_and(&v->repeated, ~(1ull << idx));
+	signals_clear(v, 1ull << idx);
 	v->held &= ~(1ull << idx);
 	/* perf counters overflow by signal; the polled sources (kvm, exits, steal) have no fd */
 	if (period && c->fd >= 0)
