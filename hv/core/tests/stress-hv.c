@@ -11,11 +11,11 @@
  *     same page slots;
  *   - a drainer (the VMM's recorder thread): drains both rings and reads
  *     their stats in a loop;
- *   - vCPU 2: COUNTERS_SET of 16 task-clock counters, each armed to
- *     overflow every 100 us of the thread's time, then of the same 16 again
- *     (kept, restarted), then of 1, in a loop: the 16 counters' overflow
- *     signals arrive during the next COUNTERS_SET (its ~50 system calls take
- *     longer than a period), in the middle of it.
+ *   - vCPU 2: COUNTERS_SET of 16 task-clock counters, STRESS_ARMED of them
+ *     armed to overflow every 100 us of the thread's time, then of the same
+ *     16 again (kept, restarted), then of 1, in a loop: the armed counters'
+ *     overflow signals arrive during the next COUNTERS_SET (its ~50 system
+ *     calls take longer than a period), in the middle of it.
  *
  * It fails on a ThreadSanitizer report (halt_on_error), on a write of the
  * host into a ring after its unregistration returned (a canary the guest
@@ -49,9 +49,9 @@
 #define DESC_GPA	(RAM_BASE + 0x19000)
 #define CANARY		0x5a
 /*
- * Counters armed of the 16 (100 us of the thread's time each): 4 are 40 000 signals a second, enough
- * to land in every COUNTERS_SET.  All 16 under ThreadSanitizer, which defers a signal handler to its
- * next safe point, filled the real-time signal queue and starved the thread for good.
+ * Counters armed of the 16 (100 us of the thread's time each): 4 are 40 000 signals a second,
+ * enough to land in every COUNTERS_SET.  All 16 under ThreadSanitizer, which defers a signal
+ * handler to its next safe point, filled the real-time signal queue and starved the thread.
  */
 #define STRESS_ARMED	4
 
