@@ -254,6 +254,7 @@ struct vperf_ctf_stream {
 	uint64_t filler;		/* offset of its last packet, a filler */
 	uint64_t filler_ts;		/* that filler's time and discarded count */
 	uint64_t filler_discarded;
+	uint64_t discarded;		/* the running total handed to the library, <= INT64_MAX */
 	unsigned char head[PKT_HEAD];	/* a packet's first bytes, for fillers */
 	bool started;			/* the file holds its first fillers */
 };
@@ -1383,6 +1384,15 @@ int vperf_ctf__lost(struct vperf_ctf_stream *s, uint64_t timestamp_ns, uint64_t 
 	ret = build(ctf, &ctf->classes[ctf->nr_classes], &v, &ev);
 	if (ret)
 		return ret;
+	/*
+	 * The packets' events_discarded is a running total, which a reader takes differences of: a
+	 * recording's counts (a guest's, say) that add past 2^64 would make it wrap and fall.  The
+	 * total stops at INT64_MAX (babeltrace2 takes UINT64_MAX for "none" and asserts on it); the
+	 * lost_events event keeps the count as given.
+	 */
+	if (count > (uint64_t)INT64_MAX - s->discarded)
+		count = (uint64_t)INT64_MAX - s->discarded;
+	s->discarded += count;
 	return queue(s, timestamp_ns, ev, count);
 }
 
