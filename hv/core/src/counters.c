@@ -26,7 +26,6 @@
 
 #include <perfmon/pfmlib_perf_event.h>
 
-#define NEVER (1ull << 62)	/* sample period of a counter with overflow off */
 
 static pthread_once_t pfm_once = PTHREAD_ONCE_INIT;
 static int pfm_status;
@@ -283,7 +282,7 @@ static int open_perf(struct hv_vcpu *v, struct hv_counter *c, const char *name)
 		return -VPERF_ESTATE;
 
 	ev.attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	ev.attr.sample_period = NEVER;
+	ev.attr.sample_period = HV_NEVER_PERIOD;
 	ev.attr.wakeup_events = 1;
 	fd = (int)syscall(SYS_perf_event_open, &ev.attr, v->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
@@ -567,11 +566,11 @@ int hv_counter_set_period(struct hv_vcpu *v, struct hv_counter *c, uint64_t peri
 		uint64_t min = c->kind == SRC_HW ? HV_MIN_HW_PERIOD :
 			       is_clock(c) || c->kind == SRC_STEAL ? HV_MIN_SW_PERIOD_NS : 1;
 
-		if (period < min || period >= NEVER)
+		if (period < min || period >= HV_NEVER_PERIOD)
 			return -VPERF_EINVAL;
 	}
 	if (c->kind == SRC_HW || c->kind == SRC_SW) {
-		uint64_t p = period ? period : NEVER;
+		uint64_t p = period ? period : HV_NEVER_PERIOD;
 
 		if (ioctl(c->fd, PERF_EVENT_IOC_PERIOD, &p))
 			return -VPERF_EINVAL;
@@ -593,7 +592,7 @@ bool hv_counter_pace(struct hv_counter *c, bool taken)
 
 	if (!c->period)
 		return false;
-	max = c->period > (NEVER - 1) >> HV_THROTTLE_MAX_SHIFT ? NEVER - 1 :
+	max = c->period > (HV_NEVER_PERIOD - 1) >> HV_THROTTLE_MAX_SHIFT ? HV_NEVER_PERIOD - 1 :
 	      c->period << HV_THROTTLE_MAX_SHIFT;
 	if (!taken) {
 		/*
@@ -625,7 +624,7 @@ bool hv_counter_pace(struct hv_counter *c, bool taken)
 
 void hv_counter_unmute(struct hv_counter *c)
 {
-	uint64_t p = c->eff_period ? c->eff_period : NEVER;
+	uint64_t p = c->eff_period ? c->eff_period : HV_NEVER_PERIOD;
 
 	if (c->fd >= 0)
 		ioctl(c->fd, PERF_EVENT_IOC_PERIOD, &p);

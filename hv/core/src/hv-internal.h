@@ -12,6 +12,7 @@
 #define HV_DEFAULT_MIN_IRQ_NS	100000ull	/* 10 kHz */
 #define HV_MIN_SW_PERIOD_NS	100000ull	/* clock events: >= 100 us */
 #define HV_MIN_HW_PERIOD	10000ull	/* PMU events: >= 10k events */
+#define HV_NEVER_PERIOD		(1ull << 62)	/* sample period of a counter with overflow off */
 #define HV_TRACE_MAX_BYTES	(16u << 20)
 /*
  * Throttling (docs/abi.md 2.4): an overflow that finds the counter's last

@@ -59,7 +59,7 @@ int vperf_hv__signal(void)
  */
 static void mute(struct hv_vcpu *v, int i, int fd)
 {
-	static const uint64_t never = 1ull << 62;
+	static const uint64_t never = HV_NEVER_PERIOD;
 
 	ioctl(fd, PERF_EVENT_IOC_PERIOD, &never);
 	atomic_fetch_or(&v->muted, 1ull << i);
