@@ -41,6 +41,8 @@
 
 #ifdef VPERF_HAVE_RECORD
 #include "ctf.h"
+#include "ordered.h"
+#include "schema.h"
 #include "ksyms.h"
 #include "perfdec.h"
 #endif
@@ -377,7 +379,7 @@ enum pend_kind { P_SAMPLE, P_FORK, P_EXEC, P_EXIT, P_LOST, P_SWITCH, P_SCHED_SWI
 
 /* A decoded record waiting to be written in time order. */
 struct pend {
-	uint64_t ts, seq;
+	struct vperf_ordered_ev h;	/* its time, first */
 	enum pend_kind kind;
 	uint32_t cpu;
 	uint8_t layer;
@@ -438,14 +440,13 @@ struct recorder {
 	struct vperf_ctf *ctf;
 	uint64_t *kips;			/* the kernel addresses samples hit: a hash set (0: empty) */
 	size_t nr_kips, cap_kips;
-	struct pend *pend;
-	size_t nr_pend, cap_pend;
-	uint64_t seq, last_ts, first_ts;
+	struct vperf_ordered pend;	/* struct pend, in time order */
+	uint64_t last_ts, first_ts;
 	size_t page;
 	/* figures */
 	uint64_t events, samples, samples_by[MAX_EVENTS], forks, execs, exits, switches;
 	uint64_t switch_outs, sched_switches, sched_switch_outs, sched_wakeups, sched_other;
-	uint64_t lost_ring, lost_samples, throttles, late, bad_records, bad_bytes, chain_trunc;
+	uint64_t lost_ring, lost_samples, throttles, bad_records, bad_bytes, chain_trunc;
 	uint64_t mmaps, comms, ksyms;
 	char ksyms_why[160];		/* why no kernel symbols, when none */
 	char vdso_note[160];		/* the vDSO image kept, or why none */
@@ -938,21 +939,7 @@ static void enable_all(struct recorder *rc, bool on)
 
 static struct pend *pend_new(struct recorder *rc)
 {
-	struct pend *p;
-
-	if (rc->nr_pend == rc->cap_pend) {
-		size_t cap = rc->cap_pend ? 2 * rc->cap_pend : 4096;
-		struct pend *n = realloc(rc->pend, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		rc->pend = n;
-		rc->cap_pend = cap;
-	}
-	p = &rc->pend[rc->nr_pend++];
-	memset(p, 0, sizeof(*p));
-	p->seq = rc->seq++;
-	return p;
+	return vperf_ordered__queue(&rc->pend, 0);
 }
 
 static uint8_t kernel_layer(const struct recorder *rc)
@@ -1011,7 +998,7 @@ static int take_sched(struct recorder *rc, const struct vperf_perfrec *r)
 	if (!p)
 		return -ENOMEM;
 	p->layer = kernel_layer(rc);
-	p->ts = r->time;
+	p->h.ts = r->time;
 	p->cpu = r->cpu;
 	return 0;
 }
@@ -1040,7 +1027,7 @@ static int take(struct recorder *rc, const struct ring *ring, const struct vperf
 		if (r->sample.nr_chain) {
 			p->chain = malloc(r->sample.nr_chain * sizeof(uint64_t));
 			if (!p->chain) {
-				rc->nr_pend--;
+				vperf_ordered__unqueue(&rc->pend);
 				return -ENOMEM;
 			}
 			for (uint32_t i = 0; i < r->sample.nr_chain; i++) {
@@ -1111,7 +1098,7 @@ static int take(struct recorder *rc, const struct ring *ring, const struct vperf
 			return -ENOMEM;
 		p->name = strdup(r->mmap.filename);
 		if (!p->name) {
-			rc->nr_pend--;
+			vperf_ordered__unqueue(&rc->pend);
 			return -ENOMEM;
 		}
 		p->kind = P_MMAP;
@@ -1129,7 +1116,7 @@ static int take(struct recorder *rc, const struct ring *ring, const struct vperf
 	default:
 		return 0;
 	}
-	p->ts = r->time;
+	p->h.ts = r->time;
 	/* Records without a time (none here: sample_id_all) would sort first. */
 	p->cpu = r->has_id ? r->cpu : (uint32_t)ring->cpu;
 	return 0;
@@ -1174,54 +1161,6 @@ static int drain(struct recorder *rc)
 	return 0;
 }
 
-static int by_time(const void *a, const void *b)
-{
-	const struct pend *x = a, *y = b;
-
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/*
- * Classes: the default table, its sample with one more field, the event (named by -e), and
- * thread_switch: a recorded thread switched in or out (perf's context_switch records).
- */
-enum { MAX_FIELDS = 8, EV_THREAD_SWITCH = VPERF_CTF_NR_DEFAULT_CLASSES, EV_MMAP, EV_COMM,
-       EV_KERNEL_SYMBOL, NR_CLASSES };
-
-static const char *const switch_dirs[] = { "in", "out" };
-static const struct vperf_ctf_field_desc switch_fields[] = {
-	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "direction", .type = VPERF_CTF_TYPE_U8, .labels = switch_dirs, .nr_labels = 2 },
-	{ .name = "preempted", .type = VPERF_CTF_TYPE_U8 },
-};
-
-/* Where samples resolve: executable mappings, thread names, the kernel symbols samples hit. */
-static const struct vperf_ctf_field_desc mmap_fields[] = {
-	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "start", .type = VPERF_CTF_TYPE_U64, .flags = VPERF_CTF_HEX },
-	{ .name = "len", .type = VPERF_CTF_TYPE_U64, .flags = VPERF_CTF_HEX },
-	{ .name = "pgoff", .type = VPERF_CTF_TYPE_U64, .flags = VPERF_CTF_HEX },
-	{ .name = "prot", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "filename", .type = VPERF_CTF_TYPE_STRING },
-};
-
-static const struct vperf_ctf_field_desc comm_fields[] = {
-	{ .name = "pid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "tid", .type = VPERF_CTF_TYPE_U32 },
-	{ .name = "comm", .type = VPERF_CTF_TYPE_STRING },
-};
-
-static const struct vperf_ctf_field_desc ksym_fields[] = {
-	{ .name = "addr", .type = VPERF_CTF_TYPE_U64, .flags = VPERF_CTF_HEX },
-	{ .name = "size", .type = VPERF_CTF_TYPE_U64, .flags = VPERF_CTF_HEX },
-	{ .name = "name", .type = VPERF_CTF_TYPE_STRING },
-	{ .name = "module", .type = VPERF_CTF_TYPE_STRING },
-};
-
 #define KERNEL_START	0xffff800000000000ull	/* x86-64: kernel addresses from here */
 
 /* Remember a kernel address a sample hit (open addressing; 0 is never a kernel address). */
@@ -1259,40 +1198,36 @@ static int kip_add(struct recorder *rc, uint64_t ip)
 }
 
 /* A string field: the bytes as they are if they are UTF-8, else with '?' for bytes over 0x7f. */
-static int emit_retry_ascii(struct vperf_ctf_stream *s, unsigned int cls, uint64_t ts,
-			    struct vperf_ctf_value *v, size_t n, size_t str_field, char *str)
+/* A string the writer refused as not UTF-8 (perf's comm, a file name): its bytes from 0x80 '?'. */
+static bool ascii(char *str)
 {
-	int err = vperf_ctf__emit(s, cls, ts, v, n);
+	bool changed = false;
 
-	if (err != -EILSEQ)
-		return err;
 	for (char *c = str; *c; c++)
-		if ((unsigned char)*c > 0x7f)
+		if ((unsigned char)*c > 0x7f) {
 			*c = '?';
-	v[str_field] = VPERF_CTF_STR(str);
-	return vperf_ctf__emit(s, cls, ts, v, n);
+			changed = true;
+		}
+	return changed;
 }
+
+/* EMIT(class, ...): the event of p, again with its strings in ASCII if they were refused. */
+#define EMIT(cls, ...) ({								\
+	int e_ = vperf_ev__##cls(s, p->h.ts, &(struct vperf_ev_##cls){ __VA_ARGS__ });	\
+	if (e_ == -EILSEQ && (ascii(p->comm) | ascii(p->comm2) | (p->name && ascii(p->name)))) \
+		e_ = vperf_ev__##cls(s, p->h.ts, &(struct vperf_ev_##cls){ __VA_ARGS__ });	\
+	e_;										\
+})
 
 static int emit_one(struct recorder *rc, struct pend *p)
 {
 	struct vperf_ctf_stream *s;
-	struct vperf_ctf_value v[MAX_FIELDS];
-	unsigned int cls;
-	size_t n;
 	int err = vperf_ctf__stream(rc->ctf, p->layer, p->cpu, &s);
 
 	if (err)
 		return err;
 	switch (p->kind) {
 	case P_SAMPLE:
-		cls = VPERF_CTF_EV_SAMPLE;
-		v[0] = VPERF_CTF_U64(p->ip);
-		v[1] = VPERF_CTF_U32(p->a);
-		v[2] = VPERF_CTF_U32(p->b);
-		v[3] = VPERF_CTF_SEQ(&p->period, 1);
-		v[4] = VPERF_CTF_SEQ(p->chain ? p->chain : &p->ip, p->chain ? p->nr_chain : 0);
-		v[5] = VPERF_CTF_U32(p->c);
-		n = 6;
 		rc->samples++;
 		rc->samples_by[p->c]++;
 		err = kip_add(rc, p->ip);
@@ -1300,41 +1235,30 @@ static int emit_one(struct recorder *rc, struct pend *p)
 			err = kip_add(rc, p->chain[i]);
 		if (err)
 			return err;
+		err = EMIT(sample, .ip = p->ip, .user = p->layer == user_layer(rc), .pid = p->a,
+			   .tid = p->b, .counts = &p->period, .nr_counts = 1,
+			   .counts_are = VPERF_COUNTS_ARE_PERIOD, .callchain = p->chain,
+			   .nr_callchain = p->chain ? p->nr_chain : 0, .sample_event = p->c);
 		break;
 	case P_MMAP:
-		v[0] = VPERF_CTF_U32(p->a);
-		v[1] = VPERF_CTF_U32(p->b);
-		v[2] = VPERF_CTF_U64(p->start);
-		v[3] = VPERF_CTF_U64(p->len);
-		v[4] = VPERF_CTF_U64(p->pgoff);
-		v[5] = VPERF_CTF_U32(p->c);
-		v[6] = VPERF_CTF_STR(p->name);
-		err = emit_retry_ascii(s, EV_MMAP, p->ts, v, 7, 6, p->name);
-		rc->events += !err;
+		err = EMIT(mmap, .pid = p->a, .tid = p->b, .start = p->start, .len = p->len,
+			   .pgoff = p->pgoff, .prot = p->c, .filename = p->name);
 		rc->mmaps += !err;
-		return err;
+		break;
 	case P_COMM:
-		v[0] = VPERF_CTF_U32(p->a);
-		v[1] = VPERF_CTF_U32(p->b);
-		v[2] = VPERF_CTF_STR(p->comm);
-		err = emit_retry_ascii(s, EV_COMM, p->ts, v, 3, 2, p->comm);
-		rc->events += !err;
+		err = EMIT(comm, .pid = p->a, .tid = p->b, .comm = p->comm);
 		rc->comms += !err;
-		return err;
+		break;
 	case P_SCHED_SWITCH:
 		if (!tid_recorded(rc, (pid_t)p->a) && !tid_recorded(rc, (pid_t)p->b)) {
 			rc->sched_other++;
 			return 0;
 		}
-		cls = VPERF_CTF_EV_SCHED_SWITCH;
-		v[0] = VPERF_CTF_U32(p->a);
-		v[1] = VPERF_CTF_STR(p->comm);
-		v[2] = VPERF_CTF_U64((uint64_t)p->state);
-		v[3] = VPERF_CTF_U32(p->b);
-		v[4] = VPERF_CTF_STR(p->comm2);
-		n = 5;
 		rc->sched_switches++;
 		rc->sched_switch_outs += tid_recorded(rc, (pid_t)p->a);
+		err = EMIT(sched_switch, .prev_tid = p->a, .prev_comm = p->comm,
+			   .prev_state = (uint64_t)p->state, .next_tid = p->b,
+			   .next_comm = p->comm2);
 		break;
 	case P_SCHED_WAKING: {
 		unsigned int slot = p->a % WAKER_SLOTS;
@@ -1354,94 +1278,69 @@ static int emit_one(struct recorder *rc, struct pend *p)
 			p->c = (uint32_t)rc->sched.wakers[slot].waker;
 			rc->sched.wakers[slot].wakee = 0;
 		}
-		cls = VPERF_CTF_EV_SCHED_WAKEUP;
-		v[0] = VPERF_CTF_U32(p->a);
-		v[1] = VPERF_CTF_U32(p->b);
-		v[2] = VPERF_CTF_U32(p->c);
-		n = 3;
 		rc->sched_wakeups++;
+		err = EMIT(sched_wakeup, .tid = p->a, .target_cpu = p->b, .waker_tid = p->c);
 		break;
 	}
 	case P_FORK:
 		err = tid_add(rc, (pid_t)p->d);
 		if (err)
 			return err;
-		cls = VPERF_CTF_EV_PROCESS_FORK;
-		v[0] = VPERF_CTF_U32(p->a);
-		v[1] = VPERF_CTF_U32(p->b);
-		v[2] = VPERF_CTF_U32(p->c);
-		v[3] = VPERF_CTF_U32(p->d);
-		n = 4;
 		rc->forks++;
+		err = EMIT(process_fork, .parent_pid = p->a, .parent_tid = p->b, .child_pid = p->c,
+			   .child_tid = p->d);
 		break;
 	case P_EXEC:
-		cls = VPERF_CTF_EV_PROCESS_EXEC;
-		v[0] = VPERF_CTF_U32(p->a);
-		v[1] = VPERF_CTF_U32(p->b);
-		v[2] = VPERF_CTF_STR(p->comm);
-		n = 3;
+		/* perf's exec record names the new comm, not the file */
 		rc->execs++;
+		err = EMIT(process_exec, .pid = p->a, .tid = p->b, .comm = p->comm);
 		break;
 	case P_EXIT:
-		cls = VPERF_CTF_EV_PROCESS_EXIT;
-		v[0] = VPERF_CTF_U32(p->c);
-		v[1] = VPERF_CTF_U32(p->d);
-		v[2] = VPERF_CTF_S64(EXIT_CODE_UNKNOWN);
-		n = 3;
 		rc->exits++;
+		err = EMIT(process_exit, .pid = p->c, .tid = p->d, .exit_code = EXIT_CODE_UNKNOWN);
 		break;
 	case P_SWITCH:
-		cls = EV_THREAD_SWITCH;
-		v[0] = VPERF_CTF_U32(p->a);
-		v[1] = VPERF_CTF_U32(p->b);
-		v[2] = VPERF_CTF_U8(p->c);
-		v[3] = VPERF_CTF_U8(p->d);
-		n = 4;
 		rc->switches++;
 		rc->switch_outs += p->c;
+		err = EMIT(thread_switch, .pid = p->a, .tid = p->b, .direction = (uint8_t)p->c,
+			   .preempted = (uint8_t)p->d);
 		break;
 	case P_LOST:
-		return vperf_ctf__lost(s, p->ts, p->period);
+		return vperf_ctf__lost(s, p->h.ts, p->period);
 	default:
 		return -EINVAL;
 	}
-	err = vperf_ctf__emit(s, cls, p->ts, v, n);
-	if (!err)
-		rc->events++;
+	rc->events += !err;
+	return err;
+}
+#undef EMIT
+
+static void pend_free(void *ev)
+{
+	struct pend *p = ev;
+
+	free(p->chain);
+	free(p->name);
+}
+
+static int emit_pend(void *arg, void *ev)
+{
+	struct recorder *rc = arg;
+	struct pend *p = ev;
+	int err;
+
+	if (!rc->first_ts)
+		rc->first_ts = p->h.ts;
+	rc->last_ts = p->h.ts;
+	err = emit_one(rc, p);
+	pend_free(p);
 	return err;
 }
 
 /* Write the pending events up to watermark, in time order. */
 static int emit(struct recorder *rc, uint64_t watermark)
 {
-	size_t i;
-	int err = 0;
-
-	qsort(rc->pend, rc->nr_pend, sizeof(*rc->pend), by_time);
-	for (i = 0; i < rc->nr_pend && rc->pend[i].ts <= watermark; i++) {
-		struct pend *p = &rc->pend[i];
-
-		if (p->ts < rc->last_ts) {
-			/* Came after younger ones were written: kept, at the earliest time left. */
-			rc->late++;
-			p->ts = rc->last_ts;
-		}
-		if (!rc->first_ts)
-			rc->first_ts = p->ts;
-		rc->last_ts = p->ts;
-		err = emit_one(rc, p);
-		free(p->chain);
-		p->chain = NULL;
-		free(p->name);
-		p->name = NULL;
-		if (err) {
-			i++;
-			break;
-		}
-	}
-	memmove(rc->pend, rc->pend + i, (rc->nr_pend - i) * sizeof(*rc->pend));
-	rc->nr_pend -= i;
-	return err;
+	return vperf_ordered__flush(&rc->pend, watermark, emit_pend, rc);
 }
 
 /* ---- what samples resolve against, beyond the rings ---- */
@@ -1475,13 +1374,14 @@ static int synth_process(struct recorder *rc, const pid_t *tids, size_t nr_tids,
 			continue;	/* anonymous executable memory (a JIT): no file */
 		p = pend_new(rc);
 		if (!p || !(p->name = strdup(name))) {
-			rc->nr_pend -= p != NULL;
+			if (p)
+				vperf_ordered__unqueue(&rc->pend);
 			fclose(f);
 			return -ENOMEM;
 		}
 		p->kind = P_MMAP;
 		p->layer = kernel_layer(rc);
-		p->ts = ts;
+		p->h.ts = ts;
 		p->cpu = (uint32_t)rc->cpus[0];
 		p->a = p->b = (uint32_t)pid;
 		p->c = PROT_EXEC | (perms[0] == 'r' ? PROT_READ : 0) |
@@ -1509,7 +1409,7 @@ static int synth_process(struct recorder *rc, const pid_t *tids, size_t nr_tids,
 			return -ENOMEM;
 		p->kind = P_COMM;
 		p->layer = kernel_layer(rc);
-		p->ts = ts;
+		p->h.ts = ts;
 		p->cpu = (uint32_t)rc->cpus[0];
 		p->a = (uint32_t)pid;
 		p->b = (uint32_t)tids[i];
@@ -1569,16 +1469,13 @@ static int emit_kernel_symbols(struct recorder *rc)
 	qsort(ips, n, sizeof(*ips), u64_cmp);
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct vperf_ksym *y = vperf_ksyms__find(&k, ips[i]);
-		struct vperf_ctf_value v[4];
 
 		if (!y || y == last)
 			continue;	/* no symbol holds it, or the symbol is written already */
 		last = y;
-		v[0] = VPERF_CTF_U64(y->addr);
-		v[1] = VPERF_CTF_U64(vperf_ksyms__size(&k, y));
-		v[2] = VPERF_CTF_STR(y->name);
-		v[3] = VPERF_CTF_STR(y->module);
-		err = vperf_ctf__emit(s, EV_KERNEL_SYMBOL, rc->last_ts, v, 4);
+		err = vperf_ev__kernel_symbol(s, rc->last_ts, &(struct vperf_ev_kernel_symbol){
+			.addr = y->addr, .size = vperf_ksyms__size(&k, y), .name = y->name,
+			.module = y->module });
 		rc->ksyms += !err;
 		rc->events += !err;
 	}
@@ -1671,7 +1568,7 @@ static int write_summary(struct recorder *rc, int status, bool have_status)
 	env_add(&b, "summary_lost_ring", "%" PRIu64, rc->lost_ring);
 	env_add(&b, "summary_lost_samples", "%" PRIu64, rc->lost_samples);
 	env_add(&b, "summary_throttles", "%" PRIu64, rc->throttles);
-	env_add(&b, "summary_late", "%" PRIu64, rc->late);
+	env_add(&b, "summary_late", "%" PRIu64, rc->pend.late);
 	env_add(&b, "summary_bad_records", "%" PRIu64, rc->bad_records);
 	env_add(&b, "summary_bad_bytes", "%" PRIu64, rc->bad_bytes);
 	env_add(&b, "summary_callchains_truncated", "%" PRIu64, rc->chain_trunc);
@@ -1690,10 +1587,8 @@ static int write_summary(struct recorder *rc, int status, bool have_status)
 	return err;
 }
 
-static int make_writer(struct recorder *rc, const char *dir, struct vperf_ctf_class_desc *classes,
-		       struct vperf_ctf_field_desc *sample_fields)
+static int make_writer(struct recorder *rc, const char *dir, struct vperf_schema *sch)
 {
-	const struct vperf_ctf_class_desc *def = &vperf_ctf_default_classes[VPERF_CTF_EV_SAMPLE];
 	struct envbuf b = { .n = 0 };
 	char line[1024], evs[1024] = "";
 	size_t off = 0;
@@ -1701,31 +1596,9 @@ static int make_writer(struct recorder *rc, const char *dir, struct vperf_ctf_cl
 	int64_t offs = (int64_t)(real - mono);
 	char why[512];
 
-	memcpy(classes, vperf_ctf_default_classes, sizeof(vperf_ctf_default_classes));
-	memcpy(sample_fields, def->fields, def->nr_fields * sizeof(*sample_fields));
-	sample_fields[def->nr_fields] = (struct vperf_ctf_field_desc){
-		.name = "sample_event", .type = VPERF_CTF_TYPE_U32, .labels = rc->o->events,
-		.nr_labels = (size_t)rc->o->nr_events,
-	};
-	classes[VPERF_CTF_EV_SAMPLE].fields = sample_fields;
-	classes[VPERF_CTF_EV_SAMPLE].nr_fields = def->nr_fields + 1;
-	classes[EV_THREAD_SWITCH] = (struct vperf_ctf_class_desc){
-		.name = "thread_switch", .fields = switch_fields,
-		.nr_fields = sizeof(switch_fields) / sizeof(switch_fields[0]),
-	};
-	classes[EV_MMAP] = (struct vperf_ctf_class_desc){
-		.name = "mmap", .fields = mmap_fields,
-		.nr_fields = sizeof(mmap_fields) / sizeof(mmap_fields[0]),
-	};
-	classes[EV_COMM] = (struct vperf_ctf_class_desc){
-		.name = "comm", .fields = comm_fields,
-		.nr_fields = sizeof(comm_fields) / sizeof(comm_fields[0]),
-	};
-	classes[EV_KERNEL_SYMBOL] = (struct vperf_ctf_class_desc){
-		.name = "kernel_symbol", .fields = ksym_fields,
-		.nr_fields = sizeof(ksym_fields) / sizeof(ksym_fields[0]),
-	};
-
+	vperf_schema__init(sch, rc->o->events, (size_t)rc->o->nr_events);
+	env_add(&b, "schema_version", "%d", VPERF_SCHEMA_VERSION);
+	b.e[b.n - 1].integer = true;
 	for (int e = 0; e < rc->o->nr_events && off < sizeof(evs); e++)
 		off += (size_t)snprintf(evs + off, sizeof(evs) - off, "%s%s", e ? "," : "",
 					rc->o->events[e]);
@@ -1766,8 +1639,8 @@ static int make_writer(struct recorder *rc, const char *dir, struct vperf_ctf_cl
 				      "the clock offset is CLOCK_REALTIME - CLOCK_MONOTONIC at the start",
 			.env = b.e,
 			.nr_env = b.n,
-			.classes = classes,
-			.nr_classes = NR_CLASSES,
+			.classes = sch->classes,
+			.nr_classes = VPERF_EV_NR,
 		};
 		int err = vperf_ctf__new(dir, &cfg, &rc->ctf, why, sizeof(why));
 
@@ -1783,8 +1656,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
 	struct recorder rc;
-	struct vperf_ctf_class_desc classes[NR_CLASSES];
-	struct vperf_ctf_field_desc sample_fields[8];
+	struct vperf_schema schema;
 	struct cli_sigstate ss;
 	struct workload w = { 0 };
 	struct pollfd *pfd = NULL;
@@ -1801,6 +1673,7 @@ int cmd_record(int argc, char **argv)
 	if (o.into_host)
 		return record_into_host(&o);
 	memset(&rc, 0, sizeof(rc));
+	vperf_ordered__init(&rc.pend, sizeof(struct pend));
 	rc.o = &o;
 	rc.page = (size_t)sysconf(_SC_PAGESIZE);
 	rc.guest = !access("/dev/vperf", F_OK);
@@ -1863,7 +1736,7 @@ int cmd_record(int argc, char **argv)
 	}
 	ret = recdir_prepare("record", dir);
 	if (!ret)
-		ret = make_writer(&rc, dir, classes, sample_fields);
+		ret = make_writer(&rc, dir, &schema);
 	if (ret) {
 		if (o.argv)
 			workload__cancel(&w);
@@ -1970,9 +1843,9 @@ int cmd_record(int argc, char **argv)
 		if (rc.bad_records)
 			fprintf(stderr, "[ vperf record: %" PRIu64 " records could not be decoded "
 				"(first: %s) ]\n", rc.bad_records, rc.bad_why);
-		if (rc.late)
+		if (rc.pend.late)
 			fprintf(stderr, "[ vperf record: %" PRIu64 " events came after younger ones "
-				"were written: kept at the time of the last one ]\n", rc.late);
+				"were written: kept at the time of the last one ]\n", rc.pend.late);
 		fprintf(stderr, "[ vperf record: Captured and wrote %.3f MB %s ]\n",
 			(double)recdir_bytes(dir) / 1e6, dir);
 	}
@@ -1992,12 +1865,8 @@ out_close:
 out_signals:
 	cli_signals_restore(&ss);
 out_free:
-	for (size_t i = 0; i < rc.nr_pend; i++) {
-		free(rc.pend[i].chain);
-		free(rc.pend[i].name);
-	}
+	vperf_ordered__exit(&rc.pend, pend_free);
 	free(rc.kips);
-	free(rc.pend);
 	free(pfd);
 	free(tids);
 	free(rc.cpus);

@@ -22,6 +22,7 @@
 
 #include "escape.h"
 #include "export.h"
+#include "schema.h"
 
 static void put_arg_str(FILE *out, const char *key, const char *val)
 {
@@ -236,7 +237,7 @@ static void put_samples(struct ctx *c, int event)
 		put_arg_str(c->out, "dso", f->dso ? f->dso : VPERF_REPORT_UNKNOWN);
 		fprintf(c->out, ",\"ip\":\"0x%" PRIx64 "\",\"period\":%" PRIu64 ",\"cpu\":%" PRIu32
 			",\"layer\":\"%s\"}}", f->ip, s->period, s->cpu,
-			s->layer < 5 ? vperf_report_layer_names[s->layer] : "?");
+			s->layer < 5 ? vperf_schema_layer_names[s->layer] : "?");
 	}
 }
 
@@ -323,7 +324,7 @@ static void put_events(struct ctx *c)
 			begin(c, "i", name, "lost", pid, tid, e->ts);
 			fprintf(c->out, ",\"s\":\"g\",\"args\":{\"count\":%" PRIu64
 				",\"cpu\":%" PRIu32 ",\"layer\":\"%s\"}}", e->arg, e->cpu,
-				e->layer < 5 ? vperf_report_layer_names[e->layer] : "?");
+				e->layer < 5 ? vperf_schema_layer_names[e->layer] : "?");
 			break;
 		case VPERF_REPORT_EV_MARKER:
 			if (!on_thread)

@@ -29,6 +29,8 @@
 
 #include "convert.h"
 #include "ctf.h"
+#include "ordered.h"
+#include "schema.h"
 #include "ksyms.h"
 #ifdef VPERF_RECORD_HOSTEVENTS
 #include "hostevents.h"
@@ -39,26 +41,6 @@
 _Static_assert(VPERF_TRACE_NR_TYPES <= sizeof(((struct vperf_convert_stats *)0)->guest_by_type) /
 					sizeof(uint64_t), "guest_by_type holds every record type");
 
-/* ---- the recording's event classes (docs/recording.md) ---- */
-
-enum {
-	EV_SCHED_SWITCH, EV_SCHED_WAKEUP, EV_IRQ_ENTRY, EV_PROCESS_FORK, EV_PROCESS_EXEC,
-	EV_PROCESS_EXIT, EV_SAMPLE, EV_MARKER, EV_VMM_EXIT, EV_KVM_ENTRY, EV_KVM_EXIT,
-	EV_KVM_INJ_VIRQ, EV_RING_INVALID, EV_MMAP, EV_KSYM, EV_FLUSH, NR_EV
-};
-
-#define F(n, t)		{ .name = (n), .type = VPERF_CTF_TYPE_##t }
-#define FX(n, t)	{ .name = (n), .type = VPERF_CTF_TYPE_##t, .flags = VPERF_CTF_HEX }
-#define FL(n, t, l)	{ .name = (n), .type = VPERF_CTF_TYPE_##t, .labels = (l), \
-			  .nr_labels = sizeof(l) / sizeof((l)[0]) }
-#define C(n, f)		{ .name = (n), .fields = (f), .nr_fields = sizeof(f) / sizeof((f)[0]) }
-
-static const char *const irq_kinds[] = { "other", "timer", "reschedule", "call_function", "device" };
-static const char *const mark_kinds[] = { "begin", "end", "instant" };
-/* a guest sample's counts: the thread's vperf counts, or a guest perf event's period */
-static const char *const sample_counts[] = { "thread_counts", "period" };
-/* a TRACE_FLUSH's two sides: the guest asked (its time), the VMM handled it (the host's) */
-static const char *const flush_sides[] = { "guest", "host" };
 /* KVM_EXIT_* (linux/kvm.h) names; the number is kept whole beside it, named or not */
 static const char *const kvm_exits[] = {
 	"unknown", "exception", "io", "hypercall", "debug", "hlt", "mmio", "irq_window_open",
@@ -69,88 +51,10 @@ static const char *const kvm_exits[] = {
 	"riscv_sbi", "riscv_csr", "notify",
 };
 
-static const struct vperf_ctf_field_desc f_switch[] = {
-	F("prev_comm", STRING), F("prev_tid", U32), FX("prev_state", U64), F("next_comm", STRING),
-	F("next_tid", U32),
-};
-static const struct vperf_ctf_field_desc f_wakeup[] = {
-	F("tid", U32), F("target_cpu", U32), F("waker_tid", U32),
-};
-static const struct vperf_ctf_field_desc f_irq[] = {
-	F("vector", U32), FL("kind", U8, irq_kinds), F("irq", S64), F("tid", U32),
-};
-static const struct vperf_ctf_field_desc f_fork[] = {
-	F("parent_pid", U32), F("parent_tid", U32), F("child_pid", U32), F("child_tid", U32),
-	F("child_comm", STRING),
-};
-static const struct vperf_ctf_field_desc f_exec[] = {
-	F("pid", U32), F("tid", U32), F("comm", STRING), F("filename", STRING),
-};
-static const struct vperf_ctf_field_desc f_exit[] = {
-	F("pid", U32), F("tid", U32), F("exit_code", S64),
-};
-static const struct vperf_ctf_field_desc f_sample[] = {
-	FX("ip", U64), F("user", U8), F("pid", U32), F("tid", U32), F("counts", U64_SEQ),
-	{ .name = "callchain", .type = VPERF_CTF_TYPE_U64_SEQ, .flags = VPERF_CTF_HEX },
-	FL("counts_are", U8, sample_counts),
-};
-static const struct vperf_ctf_field_desc f_marker[] = {
-	F("name", STRING), F("value", U64), FL("kind", U8, mark_kinds), F("pid", U32), F("tid", U32),
-};
-static const struct vperf_ctf_field_desc f_vmm_exit[] = {
-	F("vcpu", U32), F("reason", U32), F("reason_name", STRING), FX("addr", U64), F("write", U8),
-	F("duration_ns", U64),
-};
-static const struct vperf_ctf_field_desc f_kvm_entry[] = {
-	F("vcpu_id", U32), FX("rip", U64), F("tid", U32),
-};
-static const struct vperf_ctf_field_desc f_kvm_exit[] = {
-	F("vcpu_id", U32), FX("exit_reason", U64), FX("guest_rip", U64), FX("info1", U64),
-	FX("info2", U64), F("tid", U32),
-};
-static const struct vperf_ctf_field_desc f_inj[] = {
-	F("vector", U32), F("soft", U8), F("reinjected", U8), F("tid", U32),
-};
-static const struct vperf_ctf_field_desc f_mmap[] = {
-	F("pid", U32), F("tid", U32), FX("start", U64), FX("len", U64), FX("pgoff", U64),
-	F("filename", STRING),
-};
-static const struct vperf_ctf_field_desc f_ksym[] = {
-	FX("addr", U64), FX("size", U64), F("name", STRING), F("module", STRING),
-};
-static const struct vperf_ctf_field_desc f_flush[] = {
-	F("vcpu", U32), F("seq", U64), FL("side", U8, flush_sides),
-};
-static const struct vperf_ctf_field_desc f_invalid[] = {
-	F("bytes", U64), F("drains", U64), F("bad_headers", U64),
-};
-
-static const struct vperf_ctf_class_desc classes[NR_EV] = {
-	[EV_SCHED_SWITCH] = C("sched_switch", f_switch),
-	[EV_SCHED_WAKEUP] = C("sched_wakeup", f_wakeup),
-	[EV_IRQ_ENTRY] = C("irq_entry", f_irq),
-	[EV_PROCESS_FORK] = C("process_fork", f_fork),
-	[EV_PROCESS_EXEC] = C("process_exec", f_exec),
-	[EV_PROCESS_EXIT] = C("process_exit", f_exit),
-	[EV_SAMPLE] = C("sample", f_sample),
-	[EV_MARKER] = C("marker", f_marker),
-	[EV_VMM_EXIT] = C("vmm_exit", f_vmm_exit),
-	[EV_KVM_ENTRY] = C("kvm_entry", f_kvm_entry),
-	[EV_KVM_EXIT] = C("kvm_exit", f_kvm_exit),
-	[EV_KVM_INJ_VIRQ] = C("kvm_inj_virq", f_inj),
-	[EV_RING_INVALID] = C("guest_ring_invalid", f_invalid),
-	[EV_MMAP] = C("mmap", f_mmap),
-	[EV_KSYM] = C("kernel_symbol", f_ksym),
-	[EV_FLUSH] = C("trace_flush", f_flush),
-};
-#undef F
-#undef FX
-#undef FL
-#undef C
-
 /* ---- the events, before sorting ---- */
 
-enum src { SRC_GUEST, SRC_EXIT, SRC_HOST, SRC_LOST, SRC_INVALID, SRC_FLUSH };
+enum src { SRC_GUEST, SRC_EXIT, SRC_HOST, SRC_LOST, SRC_INVALID, SRC_FLUSH,
+	   SRC_OUT_OF_RANGE /* past the trace clock: not written */ };
 
 /* A guest module's code symbol, from its MMAP record (pid 0, "[MODULE]NAME", start, len). */
 struct gmsym {
@@ -162,7 +66,7 @@ struct gmsym {
 };
 
 struct cev {
-	uint64_t ns;			/* host TSC in ns */
+	struct vperf_ordered_ev h;	/* h.ts: host TSC in ns */
 	const void *p;			/* the record in the mapped file, or the host event */
 	uint64_t count;			/* SRC_LOST, SRC_INVALID: how many; SRC_FLUSH: its number */
 	uint64_t count2;		/* SRC_INVALID: drains; SRC_FLUSH: its side (flush_sides) */
@@ -170,7 +74,6 @@ struct cev {
 	uint32_t cpu;
 	uint8_t layer;			/* enum vperf_ctf_layer */
 	uint8_t src;			/* enum src */
-	uint32_t seq;			/* input order: the sort is stable on it */
 };
 
 struct conv {
@@ -181,8 +84,7 @@ struct conv {
 	char *why;
 	size_t why_len;
 
-	struct cev *ev;
-	size_t nr_ev, cap_ev;
+	struct vperf_ordered ev;	/* struct cev, put in time order when written */
 
 	int64_t offset[VPERF_MAX_VCPUS_RAW];
 	int offset_how[VPERF_MAX_VCPUS_RAW];	/* 0 none, 1 KVM, 2 samples */
@@ -194,7 +96,9 @@ struct conv {
 	char meta[8192];
 	size_t meta_len;
 	bool ended;
-	uint64_t min_ns, max_ns;
+	uint64_t min_ns, max_ns;	/* of the events written */
+	struct vperf_ctf *ctf;		/* the writer, while events are written */
+	uint64_t written;		/* events given to it */
 	struct vperf_ksyms gsyms;	/* the guest kernel's text symbols */
 	uint64_t gslide;		/* where they run: map address + gslide */
 	struct gmsym *gmods;		/* guest modules' code symbols, by address */
@@ -227,18 +131,20 @@ static uint64_t tsc_ns(const struct conv *c, uint64_t tsc)
 
 static int push(struct conv *c, struct cev e)
 {
-	if (c->nr_ev == c->cap_ev) {
-		size_t cap = c->cap_ev ? c->cap_ev * 2 : 65536;
-		struct cev *n = realloc(c->ev, cap * sizeof(*n));
+	struct cev *n = vperf_ordered__queue(&c->ev, e.h.ts);
 
-		if (!n)
-			return fail(c, -ENOMEM, "out of memory for %zu events", cap);
-		c->ev = n;
-		c->cap_ev = cap;
-	}
-	e.seq = (uint32_t)c->nr_ev;
-	c->ev[c->nr_ev++] = e;
+	if (!n)
+		return fail(c, -ENOMEM, "out of memory for %zu events",
+			    vperf_ordered__nr(&c->ev) + 1);
+	e.h = n->h;
+	*n = e;
 	return 0;
+}
+
+/* The i-th event queued. */
+static const struct cev *ev_at(const struct conv *c, size_t i)
+{
+	return vperf_ordered__at(&c->ev, i);
 }
 
 /* Guest TSC -> host TSC ns for vCPU n; false if no mapping is known. */
@@ -340,7 +246,7 @@ static int add_guest(struct conv *c, unsigned int n, const unsigned char *p, siz
 		off += size;
 		c->st->guest_records++;
 		c->st->guest_by_type[r->type]++;	/* a valid record's type is one the ABI has */
-		if (!guest_ns(c, n, r->tsc, &e.ns)) {
+		if (!guest_ns(c, n, r->tsc, &e.h.ts)) {
 			c->st->guest_unmapped++;	/* no clock mapping for this vCPU */
 			continue;
 		}
@@ -376,7 +282,7 @@ static int event_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 		for (size_t i = 0; i < ch->size / sizeof(struct vperf_rawrec_exit); i++) {
 			const struct vperf_rawrec_exit *x = (const struct vperf_rawrec_exit *)p + i;
 
-			err = push(c, (struct cev){ .ns = tsc_ns(c, x->exit_tsc), .p = x, .cpu = n,
+			err = push(c, (struct cev){ .h.ts = tsc_ns(c, x->exit_tsc), .p = x, .cpu = n,
 						    .src = SRC_EXIT, .layer = VPERF_CTF_VMM });
 			if (err)
 				return err;
@@ -390,11 +296,11 @@ static int event_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 
 		if (n >= c->h->nr_vcpus || ch->size != sizeof(*s) || !c->offset_how[n])
 			return 0;	/* the clock pass said why (guest_unmapped) or ignored it */
-		err = push(c, (struct cev){ .ns = tsc_ns(c, s->guest_tsc - (uint64_t)c->offset[n]),
+		err = push(c, (struct cev){ .h.ts = tsc_ns(c, s->guest_tsc - (uint64_t)c->offset[n]),
 					    .count = seq, .count2 = 0, .cpu = n, .src = SRC_FLUSH,
 					    .layer = VPERF_CTF_GUEST_KERNEL });
 		if (!err)
-			err = push(c, (struct cev){ .ns = tsc_ns(c, s->host_tsc), .count = seq,
+			err = push(c, (struct cev){ .h.ts = tsc_ns(c, s->host_tsc), .count = seq,
 						    .count2 = 1, .cpu = n, .src = SRC_FLUSH,
 						    .layer = VPERF_CTF_VMM });
 		return err;
@@ -417,7 +323,7 @@ static int event_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 			c->lost_vmm[n] = l->count;
 			c->st->lost_vmm += delta;
 			if (delta)
-				err = push(c, (struct cev){ .ns = tsc_ns(c, host_tsc), .count = delta, .cpu = n,
+				err = push(c, (struct cev){ .h.ts = tsc_ns(c, host_tsc), .count = delta, .cpu = n,
 							    .src = SRC_LOST, .layer = VPERF_CTF_VMM });
 			return err;
 		}
@@ -432,14 +338,14 @@ static int event_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 			c->guest_lost[n] = g->guest_lost;
 			c->st->lost_guest += delta;
 			if (delta)
-				err = push(c, (struct cev){ .ns = tsc_ns(c, host_tsc), .count = delta, .cpu = n,
+				err = push(c, (struct cev){ .h.ts = tsc_ns(c, host_tsc), .count = delta, .cpu = n,
 							    .src = SRC_LOST, .layer = VPERF_CTF_GUEST_KERNEL });
 			if (!err && (g->invalid_bytes > c->invalid_bytes[n] ||
 				     g->bad_headers > c->bad_headers[n])) {
 				uint64_t bad = g->bad_headers > c->bad_headers[n] ?
 					       g->bad_headers - c->bad_headers[n] : 0;
 
-				err = push(c, (struct cev){ .ns = tsc_ns(c, host_tsc),
+				err = push(c, (struct cev){ .h.ts = tsc_ns(c, host_tsc),
 							    .count = g->invalid_bytes > c->invalid_bytes[n] ?
 								     g->invalid_bytes - c->invalid_bytes[n] : 0,
 							    .count2 = g->invalid_records - c->invalid_drains[n],
@@ -498,15 +404,6 @@ static int host_event(const struct vperf_hostev *ev, void *ctx)
 }
 #endif
 
-static int cmp_cev(const void *a, const void *b)
-{
-	const struct cev *x = a, *y = b;
-
-	if (x->ns != y->ns)
-		return x->ns < y->ns ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 /* A guest string field: up to n bytes, NUL-terminated or not; bytes that are not UTF-8 become '?'. */
 static const char *gstr(char *buf, size_t bufsz, const char *s, size_t n)
 {
@@ -553,84 +450,79 @@ static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct c
 	const struct vperf_trace_rec *r = e->p;
 	char a[64], b[64], fn[VPERF_TRACE_REC_MAX * 2];
 
+	(void)c;
 	switch (r->type) {
 	case VPERF_TRACE_SCHED_SWITCH: {
 		const struct vperf_trace_switch *x = (const void *)r;
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_STR(gstr(a, sizeof(a), x->prev_comm, sizeof(x->prev_comm))),
-			VPERF_CTF_U32(r->tid), VPERF_CTF_U64(x->prev_state),
-			VPERF_CTF_STR(gstr(b, sizeof(b), x->next_comm, sizeof(x->next_comm))),
-			VPERF_CTF_U32(x->next_tid),
-		};
-		return vperf_ctf__emit(s, EV_SCHED_SWITCH, e->ns, v, 5);
+
+		return vperf_ev__sched_switch(s, e->h.ts, &(struct vperf_ev_sched_switch){
+			.prev_tid = r->tid,
+			.prev_comm = gstr(a, sizeof(a), x->prev_comm, sizeof(x->prev_comm)),
+			.prev_state = x->prev_state, .next_tid = x->next_tid,
+			.next_comm = gstr(b, sizeof(b), x->next_comm, sizeof(x->next_comm)) });
 	}
 	case VPERF_TRACE_SCHED_WAKEUP: {
 		const struct vperf_trace_wakeup *x = (const void *)r;
-		struct vperf_ctf_value v[] = { VPERF_CTF_U32(x->wakee_tid), VPERF_CTF_U32(x->target_cpu),
-					       VPERF_CTF_U32(r->tid) };
-		return vperf_ctf__emit(s, EV_SCHED_WAKEUP, e->ns, v, 3);
+
+		return vperf_ev__sched_wakeup(s, e->h.ts, &(struct vperf_ev_sched_wakeup){
+			.tid = x->wakee_tid, .target_cpu = x->target_cpu, .waker_tid = r->tid });
 	}
 	case VPERF_TRACE_FORK: {
 		const struct vperf_trace_fork *x = (const void *)r;
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid), VPERF_CTF_U32(x->child_pid),
-			VPERF_CTF_U32(x->child_tid), VPERF_CTF_STR(gstr(a, sizeof(a), x->comm, sizeof(x->comm))),
-		};
-		return vperf_ctf__emit(s, EV_PROCESS_FORK, e->ns, v, 5);
+
+		return vperf_ev__process_fork(s, e->h.ts, &(struct vperf_ev_process_fork){
+			.parent_pid = r->pid, .parent_tid = r->tid, .child_pid = x->child_pid,
+			.child_tid = x->child_tid,
+			.child_comm = gstr(a, sizeof(a), x->comm, sizeof(x->comm)) });
 	}
 	case VPERF_TRACE_EXEC: {
 		const struct vperf_trace_exec *x = (const void *)r;
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid),
-			VPERF_CTF_STR(gstr(a, sizeof(a), x->comm, sizeof(x->comm))),
-			VPERF_CTF_STR(gstr(fn, sizeof(fn), x->filename, r->size - sizeof(*x))),
-		};
-		return vperf_ctf__emit(s, EV_PROCESS_EXEC, e->ns, v, 4);
+
+		return vperf_ev__process_exec(s, e->h.ts, &(struct vperf_ev_process_exec){
+			.pid = r->pid, .tid = r->tid,
+			.comm = gstr(a, sizeof(a), x->comm, sizeof(x->comm)),
+			.filename = gstr(fn, sizeof(fn), x->filename, r->size - sizeof(*x)) });
 	}
 	case VPERF_TRACE_EXIT: {
 		const struct vperf_trace_exit *x = (const void *)r;
-		struct vperf_ctf_value v[] = { VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid),
-					       VPERF_CTF_S64(x->exit_code) };
-		return vperf_ctf__emit(s, EV_PROCESS_EXIT, e->ns, v, 3);
+
+		return vperf_ev__process_exit(s, e->h.ts, &(struct vperf_ev_process_exit){
+			.pid = r->pid, .tid = r->tid, .exit_code = x->exit_code });
 	}
 	case VPERF_TRACE_IRQ: {
 		const struct vperf_trace_irq *x = (const void *)r;
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_U32(x->vector), VPERF_CTF_U8(x->kind),
-			VPERF_CTF_S64(x->irq == UINT32_MAX ? -1 : (int64_t)x->irq), VPERF_CTF_U32(r->tid),
-		};
-		return vperf_ctf__emit(s, EV_IRQ_ENTRY, e->ns, v, 4);
+
+		return vperf_ev__irq_entry(s, e->h.ts, &(struct vperf_ev_irq_entry){
+			.vector = x->vector, .kind = x->kind,
+			.irq = x->irq == UINT32_MAX ? -1 : (int64_t)x->irq, .tid = r->tid });
 	}
 	case VPERF_TRACE_SAMPLE: {
 		const struct vperf_trace_sample *x = (const void *)r;
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_U64(x->ip), VPERF_CTF_U8(r->flags & VPERF_TRACE_SAMPLE_USER ? 1 : 0),
-			VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid),
-			VPERF_CTF_SEQ((const uint64_t *)x->data, x->nr_counts),
-			VPERF_CTF_SEQ((const uint64_t *)x->data + x->nr_counts, x->nr_callchain),
-			VPERF_CTF_U8(r->flags & VPERF_TRACE_SAMPLE_PERIOD ? 1 : 0),
-		};
-		return vperf_ctf__emit(s, EV_SAMPLE, e->ns, v, 7);
+		const uint64_t *d = (const uint64_t *)x->data;
+
+		return vperf_ev__sample(s, e->h.ts, &(struct vperf_ev_sample){
+			.ip = x->ip, .user = r->flags & VPERF_TRACE_SAMPLE_USER ? 1 : 0,
+			.pid = r->pid, .tid = r->tid, .counts = d, .nr_counts = x->nr_counts,
+			.counts_are = r->flags & VPERF_TRACE_SAMPLE_PERIOD ?
+				      VPERF_COUNTS_ARE_PERIOD : VPERF_COUNTS_ARE_THREAD_COUNTS,
+			.callchain = d + x->nr_counts, .nr_callchain = x->nr_callchain });
 	}
 	case VPERF_TRACE_MARK: {
 		const struct vperf_trace_mark *x = (const void *)r;
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_STR(gstr(fn, sizeof(fn), x->name, x->name_len)), VPERF_CTF_U64(x->value),
-			VPERF_CTF_U8(x->kind), VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid),
-		};
-		return vperf_ctf__emit(s, EV_MARKER, e->ns, v, 5);
+
+		return vperf_ev__marker(s, e->h.ts, &(struct vperf_ev_marker){
+			.name = gstr(fn, sizeof(fn), x->name, x->name_len), .value = x->value,
+			.kind = x->kind, .pid = r->pid, .tid = r->tid });
 	}
 	case VPERF_TRACE_MMAP: {
 		const struct vperf_trace_mmap *x = (const void *)r;
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_U32(r->pid), VPERF_CTF_U32(r->tid), VPERF_CTF_U64(x->start),
-			VPERF_CTF_U64(x->len), VPERF_CTF_U64(x->pgoff),
-			VPERF_CTF_STR(gstr(fn, sizeof(fn), x->filename, r->size - sizeof(*x))),
-		};
 
 		if (!r->pid)	/* the kernel's text, a module's symbol: symbols written at the end */
 			return NOT_WRITTEN;
-		return vperf_ctf__emit(s, EV_MMAP, e->ns, v, 6);
+		return vperf_ev__mmap(s, e->h.ts, &(struct vperf_ev_mmap){
+			.pid = r->pid, .tid = r->tid, .start = x->start, .len = x->len,
+			.pgoff = x->pgoff,
+			.filename = gstr(fn, sizeof(fn), x->filename, r->size - sizeof(*x)) });
 	}
 	default:
 		return NOT_WRITTEN;	/* LOST is SRC_LOST; vperf_trace_rec_check() passes no other */
@@ -644,44 +536,31 @@ static int emit_host(struct vperf_ctf_stream *s, const struct cev *e)
 	char a[64], b[64];
 
 	switch (h->type) {
-	case VPERF_HOSTEV_KVM_ENTRY: {
-		struct vperf_ctf_value v[] = { VPERF_CTF_U32(h->kvm_entry.vcpu_id),
-					       VPERF_CTF_U64(h->kvm_entry.rip), VPERF_CTF_U32(h->pid) };
-		return vperf_ctf__emit(s, EV_KVM_ENTRY, e->ns, v, 3);
-	}
-	case VPERF_HOSTEV_KVM_EXIT: {
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_U32(h->kvm_exit.vcpu_id), VPERF_CTF_U64(h->kvm_exit.exit_reason),
-			VPERF_CTF_U64(h->kvm_exit.guest_rip), VPERF_CTF_U64(h->kvm_exit.info1),
-			VPERF_CTF_U64(h->kvm_exit.info2), VPERF_CTF_U32(h->pid),
-		};
-		return vperf_ctf__emit(s, EV_KVM_EXIT, e->ns, v, 6);
-	}
-	case VPERF_HOSTEV_KVM_INJ_VIRQ: {
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_U32(h->kvm_inj_virq.vector), VPERF_CTF_U8(h->kvm_inj_virq.soft ? 1 : 0),
-			VPERF_CTF_U8(h->kvm_inj_virq.reinjected ? 1 : 0), VPERF_CTF_U32(h->pid),
-		};
-		return vperf_ctf__emit(s, EV_KVM_INJ_VIRQ, e->ns, v, 4);
-	}
-	case VPERF_HOSTEV_SCHED_SWITCH: {
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_STR(gstr(a, sizeof(a), h->sched_switch.prev_comm,
-					   sizeof(h->sched_switch.prev_comm))),
-			VPERF_CTF_U32((uint32_t)h->sched_switch.prev_pid),
-			VPERF_CTF_U64((uint64_t)h->sched_switch.prev_state),
-			VPERF_CTF_STR(gstr(b, sizeof(b), h->sched_switch.next_comm,
-					   sizeof(h->sched_switch.next_comm))),
-			VPERF_CTF_U32((uint32_t)h->sched_switch.next_pid),
-		};
-		return vperf_ctf__emit(s, EV_SCHED_SWITCH, e->ns, v, 5);
-	}
-	case VPERF_HOSTEV_SCHED_WAKEUP: {
-		struct vperf_ctf_value v[] = { VPERF_CTF_U32((uint32_t)h->sched_wakeup.pid),
-					       VPERF_CTF_U32(h->sched_wakeup.target_cpu),
-					       VPERF_CTF_U32((uint32_t)h->pid) };
-		return vperf_ctf__emit(s, EV_SCHED_WAKEUP, e->ns, v, 3);
-	}
+	case VPERF_HOSTEV_KVM_ENTRY:
+		return vperf_ev__kvm_entry(s, e->h.ts, &(struct vperf_ev_kvm_entry){
+			.vcpu_id = h->kvm_entry.vcpu_id, .rip = h->kvm_entry.rip, .tid = h->pid });
+	case VPERF_HOSTEV_KVM_EXIT:
+		return vperf_ev__kvm_exit(s, e->h.ts, &(struct vperf_ev_kvm_exit){
+			.vcpu_id = h->kvm_exit.vcpu_id, .exit_reason = h->kvm_exit.exit_reason,
+			.guest_rip = h->kvm_exit.guest_rip, .info1 = h->kvm_exit.info1,
+			.info2 = h->kvm_exit.info2, .tid = h->pid });
+	case VPERF_HOSTEV_KVM_INJ_VIRQ:
+		return vperf_ev__kvm_inj_virq(s, e->h.ts, &(struct vperf_ev_kvm_inj_virq){
+			.vector = h->kvm_inj_virq.vector, .soft = h->kvm_inj_virq.soft ? 1 : 0,
+			.reinjected = h->kvm_inj_virq.reinjected ? 1 : 0, .tid = h->pid });
+	case VPERF_HOSTEV_SCHED_SWITCH:
+		return vperf_ev__sched_switch(s, e->h.ts, &(struct vperf_ev_sched_switch){
+			.prev_tid = (uint32_t)h->sched_switch.prev_pid,
+			.prev_comm = gstr(a, sizeof(a), h->sched_switch.prev_comm,
+					  sizeof(h->sched_switch.prev_comm)),
+			.prev_state = (uint64_t)h->sched_switch.prev_state,
+			.next_tid = (uint32_t)h->sched_switch.next_pid,
+			.next_comm = gstr(b, sizeof(b), h->sched_switch.next_comm,
+					  sizeof(h->sched_switch.next_comm)) });
+	case VPERF_HOSTEV_SCHED_WAKEUP:
+		return vperf_ev__sched_wakeup(s, e->h.ts, &(struct vperf_ev_sched_wakeup){
+			.tid = (uint32_t)h->sched_wakeup.pid,
+			.target_cpu = h->sched_wakeup.target_cpu, .waker_tid = (uint32_t)h->pid });
 	default:
 		return NOT_WRITTEN;
 	}
@@ -701,29 +580,25 @@ static int emit_one(struct conv *c, struct vperf_ctf *ctf, const struct cev *e)
 	case SRC_EXIT: {
 		const struct vperf_rawrec_exit *x = e->p;
 		uint64_t end = x->resume_tsc > x->exit_tsc ? x->resume_tsc : x->exit_tsc;
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_U32(e->cpu),
-			VPERF_CTF_U32(x->reason),
-			VPERF_CTF_STR(x->reason < sizeof(kvm_exits) / sizeof(kvm_exits[0]) ? kvm_exits[x->reason] :
-									       "unknown"),
-			VPERF_CTF_U64(x->addr), VPERF_CTF_U8(x->flags & VPERF_RAWREC_EXIT_WRITE ? 1 : 0),
-			VPERF_CTF_U64(tsc_ns(c, end) - tsc_ns(c, x->exit_tsc)),
-		};
-		return vperf_ctf__emit(s, EV_VMM_EXIT, e->ns, v, 6);
+
+		return vperf_ev__vmm_exit(s, e->h.ts, &(struct vperf_ev_vmm_exit){
+			.vcpu = e->cpu, .reason = x->reason,
+			.reason_name = x->reason < sizeof(kvm_exits) / sizeof(kvm_exits[0]) ?
+				       kvm_exits[x->reason] : "unknown",
+			.addr = x->addr, .write = x->flags & VPERF_RAWREC_EXIT_WRITE ? 1 : 0,
+			.duration_ns = tsc_ns(c, end) - tsc_ns(c, x->exit_tsc) });
 	}
 	case SRC_LOST:
-		return vperf_ctf__lost(s, e->ns, e->count);
+		return vperf_ctf__lost(s, e->h.ts, e->count);
 	case SRC_FLUSH: {
-		struct vperf_ctf_value v[] = { VPERF_CTF_U32(e->cpu), VPERF_CTF_U64(e->count),
-					       VPERF_CTF_U8((uint8_t)e->count2) };
-
-		return vperf_ctf__emit(s, EV_FLUSH, e->ns, v, 3);
+		return vperf_ev__trace_flush(s, e->h.ts, &(struct vperf_ev_trace_flush){
+			.vcpu = e->cpu, .seq = e->count, .side = (uint8_t)e->count2 });
 	}
 	case SRC_INVALID: {
-		struct vperf_ctf_value v[] = { VPERF_CTF_U64(e->count), VPERF_CTF_U64(e->count2),
-					       VPERF_CTF_U64(e->count3) };
+		const struct vperf_ev_guest_ring_invalid v = {
+			.bytes = e->count, .drains = e->count2, .bad_headers = e->count3 };
 
-		return vperf_ctf__emit(s, EV_RING_INVALID, e->ns, v, 3);
+		return vperf_ev__guest_ring_invalid(s, e->h.ts, &v);
 	}
 #ifdef VPERF_RECORD_HOSTEVENTS
 	case SRC_HOST:
@@ -872,9 +747,10 @@ static int cmp_gmsym(const void *a, const void *b)
 /* Event i's guest module symbol record (valid as the file has it), its "[MODULE]" length: or 0. */
 static uint32_t module_sym_at(const struct conv *c, size_t i)
 {
-	const struct vperf_trace_mmap *x = c->ev[i].p;
+	const struct vperf_trace_mmap *x = ev_at(c, i)->p;
 
-	if (c->ev[i].src != SRC_GUEST || x->h.type != VPERF_TRACE_MMAP || x->h.pid || x->h.tid ||
+	if (ev_at(c, i)->src != SRC_GUEST || x->h.type != VPERF_TRACE_MMAP || x->h.pid ||
+	    x->h.tid ||
 	    !x->len || vperf_trace_rec_check(x, x->h.size) != x->h.size)
 		return 0;
 	return vperf_trace_ksym_name_valid(x->filename);
@@ -884,15 +760,15 @@ static int find_guest_module_syms(struct conv *c)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < c->nr_ev; i++)
+	for (size_t i = 0; i < vperf_ordered__nr(&c->ev); i++)
 		n += !!module_sym_at(c, i);
 	if (!n)
 		return 0;
 	c->gmods = calloc(n, sizeof(*c->gmods));
 	if (!c->gmods)
 		return -ENOMEM;
-	for (size_t i = 0; i < c->nr_ev; i++) {
-		const struct vperf_trace_mmap *x = c->ev[i].p;
+	for (size_t i = 0; i < vperf_ordered__nr(&c->ev); i++) {
+		const struct vperf_trace_mmap *x = ev_at(c, i)->p;
 		uint32_t mod_len = module_sym_at(c, i);
 
 		if (!mod_len)
@@ -912,10 +788,10 @@ static int find_guest_module_syms(struct conv *c)
 /* Mark the guest symbols (kernel image's and modules') that the guest's kernel samples hit. */
 static void mark_guest_syms(struct conv *c)
 {
-	for (size_t i = 0; i < c->nr_ev; i++) {
-		const struct vperf_trace_sample *x = c->ev[i].p;
+	for (size_t i = 0; i < vperf_ordered__nr(&c->ev); i++) {
+		const struct vperf_trace_sample *x = ev_at(c, i)->p;
 
-		if (c->ev[i].src != SRC_GUEST || x->h.type != VPERF_TRACE_SAMPLE)
+		if (ev_at(c, i)->src != SRC_GUEST || x->h.type != VPERF_TRACE_SAMPLE)
 			continue;
 		if (!(x->h.flags & VPERF_TRACE_SAMPLE_USER))
 			gsym_mark(c, x->ip);
@@ -952,10 +828,10 @@ static int find_guest_ksyms(struct conv *c, const char *path, const char *as)
 			 "none: no symbol map of the guest kernel was given");
 		goto none;
 	}
-	for (size_t i = 0; i < c->nr_ev && !kt; i++) {
-		const struct vperf_trace_rec *r = c->ev[i].p;
+	for (size_t i = 0; i < vperf_ordered__nr(&c->ev) && !kt; i++) {
+		const struct vperf_trace_rec *r = ev_at(c, i)->p;
 
-		if (c->ev[i].src == SRC_GUEST && r->type == VPERF_TRACE_MMAP && !r->pid &&
+		if (ev_at(c, i)->src == SRC_GUEST && r->type == VPERF_TRACE_MMAP && !r->pid &&
 		    !((const struct vperf_trace_mmap *)r)->len &&
 		    r->size > sizeof(*kt) + strlen(VPERF_TRACE_MMAP_KERNEL) &&
 		    !memcmp(((const struct vperf_trace_mmap *)r)->filename, VPERF_TRACE_MMAP_KERNEL,
@@ -1009,31 +885,47 @@ static int write_guest_ksyms(struct conv *c, struct vperf_ctf *ctf, uint64_t ns)
 	 * non-empty one of the same field as the non-empty one (profiler/report/reader.c) */
 	for (size_t i = 0; !err && c->st->guest_ksyms && i < c->gsyms.nr; i++) {
 		const struct vperf_ksym *g = &c->gsyms.sym[i];
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_U64(g->addr + c->gslide), VPERF_CTF_U64(vperf_ksyms__size(&c->gsyms, g)),
-			VPERF_CTF_STR(g->name), VPERF_CTF_STR(""),
-		};
 
 		if (!g->used)
 			continue;
-		err = vperf_ctf__emit(s, EV_KSYM, ns, v, 4);
+		err = vperf_ev__kernel_symbol(s, ns, &(struct vperf_ev_kernel_symbol){
+			.addr = g->addr + c->gslide, .size = vperf_ksyms__size(&c->gsyms, g),
+			.name = g->name, .module = "" });
 		c->st->events++;
 	}
 	for (size_t i = 0; !err && i < c->nr_gmods; i++) {
 		const struct gmsym *m = &c->gmods[i];
 		const char *fn = m->rec->filename;
-		struct vperf_ctf_value v[] = {
-			VPERF_CTF_U64(m->addr), VPERF_CTF_U64(m->len),
-			VPERF_CTF_STR(gstr(name, sizeof(name), fn + m->mod_len,
-					   m->rec->h.size - sizeof(*m->rec) - m->mod_len)),
-			VPERF_CTF_STR(gstr(mod, sizeof(mod), fn, m->mod_len)),
-		};
 
 		if (!m->used)
 			continue;
-		err = vperf_ctf__emit(s, EV_KSYM, ns, v, 4);
+		err = vperf_ev__kernel_symbol(s, ns, &(struct vperf_ev_kernel_symbol){
+			.addr = m->addr, .size = m->len,
+			.name = gstr(name, sizeof(name), fn + m->mod_len,
+				     m->rec->h.size - sizeof(*m->rec) - m->mod_len),
+			.module = gstr(mod, sizeof(mod), fn, m->mod_len) });
 		c->st->events++;
 	}
+	return err;
+}
+
+/* One event, in time order, into the trace (flushed every 200000): 0 or -errno. */
+static int write_ev(void *arg, void *ev)
+{
+	struct conv *c = arg;
+	const struct cev *e = ev;
+	int err;
+
+	if (e->src == SRC_OUT_OF_RANGE)
+		return 0;
+	err = emit_one(c, c->ctf, e);
+	/* stats->events: the events the trace holds (lost_events aside) */
+	if (!err && e->src != SRC_LOST)
+		c->st->events++;
+	if (err == NOT_WRITTEN)
+		err = 0;
+	if (!err && ++c->written % 200000 == 0)
+		err = vperf_ctf__flush(c->ctf);
 	return err;
 }
 
@@ -1044,6 +936,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	struct conv *c;
 	struct vperf_ctf *ctf = NULL;
 	struct vperf_ctf_env env[80];
+	struct vperf_schema schema;
 	char vdso_note[256], gmod_note[128];
 	char vals[32][24], type_key_buf[VPERF_TRACE_NR_TYPES][48];
 	size_t nr_vals = 0;
@@ -1057,6 +950,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	vperf_ordered__init(&c->ev, sizeof(struct cev));
 	c->st = stats ? stats : &local;
 	memset(c->st, 0, sizeof(*c->st));
 	c->st->size = sizeof(*c->st);
@@ -1091,7 +985,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	for (size_t i = 0; i < c->nr_hostev; i++) {
 		bool lost = c->hostev[i].type == VPERF_HOSTEV_LOST;
 
-		err = push(c, (struct cev){ .ns = tsc_ns(c, c->hostev[i].tsc), .p = &c->hostev[i],
+		err = push(c, (struct cev){ .h.ts = tsc_ns(c, c->hostev[i].tsc), .p = &c->hostev[i],
 					    .count = lost ? (c->hostev[i].lost.count ? c->hostev[i].lost.count : 1) : 0,
 					    .cpu = c->hostev[i].cpu, .src = lost ? SRC_LOST : SRC_HOST,
 					    .layer = VPERF_CTF_HOST_KERNEL });
@@ -1100,17 +994,26 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 	}
 #endif
 	c->st->host_events_missing = !c->st->host_events;
-	if (c->nr_ev)	/* a recording without events has no array (qsort() wants one) */
-		qsort(c->ev, c->nr_ev, sizeof(*c->ev), cmp_cev);
 	/*
 	 * The trace's clock counts ns from its origin (the start's time of day) in an int64, as
-	 * babeltrace2 reads it: events past that are left out, counted (sorted: they are last).
+	 * babeltrace2 reads it: events past that are left out, counted.
 	 */
 	clock_off = (int64_t)(c->h->start_realtime_ns - tsc_ns(c, c->h->start_tsc));
-	while (c->nr_ev && c->ev[c->nr_ev - 1].ns > (uint64_t)INT64_MAX - (clock_off > 0 ? clock_off : 0)) {
-		c->nr_ev--;
-		c->st->out_of_range++;
+	c->min_ns = UINT64_MAX;
+	c->max_ns = 0;
+	for (size_t i = 0; i < vperf_ordered__nr(&c->ev); i++) {
+		struct cev *e = vperf_ordered__at(&c->ev, i);
+
+		if (e->h.ts > (uint64_t)INT64_MAX - (clock_off > 0 ? clock_off : 0)) {
+			e->src = SRC_OUT_OF_RANGE;
+			c->st->out_of_range++;
+			continue;
+		}
+		c->min_ns = e->h.ts < c->min_ns ? e->h.ts : c->min_ns;
+		c->max_ns = e->h.ts > c->max_ns ? e->h.ts : c->max_ns;
 	}
+	if (c->min_ns > c->max_ns)
+		c->min_ns = c->max_ns = 0;	/* no event */
 	{
 		bool has = opts && opts->size >= offsetof(struct vperf_convert_opts, guest_kallsyms_as) +
 						   sizeof(char *);
@@ -1141,6 +1044,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 		 "host kernel events: trace clock x86-tsc; vmm events: rdtsc; guest records: guest "
 		 "TSC - the vCPU's offset (KVM_VCPU_TSC_OFFSET, exact; '(samples)': the smallest "
 		 "offset TRACE_FLUSH samples allow, a lower bound)", (uint64_t)c->h->tsc_khz);
+	env[nr_env++] = (struct vperf_ctf_env)VPERF_SCHEMA_ENV;
 	env[nr_env++] = (struct vperf_ctf_env){ "tsc_khz", khz, false };
 	env[nr_env++] = (struct vperf_ctf_env){ "vcpu_tsc_offsets", offsets, false };
 	env[nr_env++] = (struct vperf_ctf_env){ "raw_truncated", c->st->truncated ? "1" : "0", false };
@@ -1183,7 +1087,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 			{ "summary_out_of_range", c->st->out_of_range },
 			{ "summary_lost_vmm", c->st->lost_vmm },
 			{ "summary_lost_host", c->st->lost_host },
-			{ "summary_duration_ns", c->nr_ev ? c->ev[c->nr_ev - 1].ns - c->ev[0].ns : 0 },
+			{ "summary_duration_ns", c->max_ns - c->min_ns },
 		};
 		size_t nr_sum = 0;
 
@@ -1216,9 +1120,11 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 			.clock_note = clock_note,
 			.env = env,
 			.nr_env = nr_env,
-			.classes = classes,
-			.nr_classes = NR_EV,
+			.classes = schema.classes,
+			.nr_classes = VPERF_EV_NR,
 		};
+
+		vperf_schema__init(&schema, NULL, 0);
 
 		err = vperf_ctf__new(dir, &cfg, &ctf, cwhy, sizeof(cwhy));
 		if (err) {
@@ -1226,30 +1132,21 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 			goto out;
 		}
 	}
-	for (size_t i = 0; i < c->nr_ev; i++) {
-		/* stats->events: the events the trace holds (lost_events aside) */
-		err = emit_one(c, ctf, &c->ev[i]);
-		if (!err && c->ev[i].src != SRC_LOST)
-			c->st->events++;
-		if (err == NOT_WRITTEN)
-			err = 0;
-		if (!err && i % 200000 == 199999)
-			err = vperf_ctf__flush(ctf);
-		if (err) {
-			err = fail(c, err, "writing %s: %s", dir, vperf_ctf__strerror(ctf));
-			goto out;
-		}
+	c->ctf = ctf;
+	err = vperf_ordered__flush(&c->ev, UINT64_MAX, write_ev, c);
+	if (err) {
+		err = fail(c, err, "writing %s: %s", dir, vperf_ctf__strerror(ctf));
+		goto out;
 	}
 	if (!err)
-		err = write_guest_ksyms(c, ctf, c->nr_ev ? c->ev[c->nr_ev - 1].ns : 0);
+		err = write_guest_ksyms(c, ctf, c->max_ns);
 	if (!err)
 		err = vperf_ctf__flush(ctf);
 	if (err) {
 		err = fail(c, err, "writing %s: %s", dir, vperf_ctf__strerror(ctf));
 		goto out;
 	}
-	if (c->nr_ev)
-		c->st->duration_ns = c->ev[c->nr_ev - 1].ns - c->ev[0].ns;
+	c->st->duration_ns = c->max_ns - c->min_ns;
 out:
 	vperf_ctf__delete(ctf);
 #ifdef VPERF_RECORD_HOSTEVENTS
@@ -1260,7 +1157,7 @@ out:
 		munmap((void *)c->map, c->map_len);
 	vperf_ksyms__exit(&c->gsyms);
 	free(c->gmods);
-	free(c->ev);
+	vperf_ordered__exit(&c->ev, NULL);
 	free(c);
 	return err;
 }

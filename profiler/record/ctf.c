@@ -57,6 +57,7 @@
 #include <babeltrace/ctf-writer/writer.h>
 
 #include "ctf.h"
+#include "schema.h"
 
 #ifndef VPERF_RECORD_VERSION
 #define VPERF_RECORD_VERSION "unknown"
@@ -91,103 +92,21 @@
 #define PKT_HEAD	69
 #define CTF_MAGIC	0xc1fc1fc1u
 
-/* ---- the default event classes ---------------------------------------- */
+/* The layers' names (stream files, the packet context's enumeration): the schema's. */
+static const char *const *const layer_names = vperf_schema_layer_names;
+
+/* ---- the class every trace has ---------------------------------------- */
 
 #define FIELD(n, t)	{ .name = n, .type = VPERF_CTF_TYPE_##t }
-#define HEX_FIELD(n, t)	{ .name = n, .type = VPERF_CTF_TYPE_##t, .flags = VPERF_CTF_HEX }
-
-static const char *const marker_kinds[] = { "begin", "end", "instant" };
-
-static const struct vperf_ctf_field_desc sched_switch_fields[] = {
-	FIELD("prev_tid", U32),
-	FIELD("prev_comm", STRING),
-	FIELD("prev_state", U64),
-	FIELD("next_tid", U32),
-	FIELD("next_comm", STRING),
-};
-static const struct vperf_ctf_field_desc sched_wakeup_fields[] = {
-	FIELD("tid", U32),
-	FIELD("target_cpu", U32),
-	FIELD("waker_tid", U32),
-};
-static const struct vperf_ctf_field_desc irq_entry_fields[] = {
-	FIELD("vector", U32),
-};
-static const struct vperf_ctf_field_desc process_fork_fields[] = {
-	FIELD("parent_pid", U32),
-	FIELD("parent_tid", U32),
-	FIELD("child_pid", U32),
-	FIELD("child_tid", U32),
-};
-static const struct vperf_ctf_field_desc process_exec_fields[] = {
-	FIELD("pid", U32),
-	FIELD("tid", U32),
-	FIELD("filename", STRING),
-};
-static const struct vperf_ctf_field_desc process_exit_fields[] = {
-	FIELD("pid", U32),
-	FIELD("tid", U32),
-	FIELD("exit_code", S64),
-};
-static const struct vperf_ctf_field_desc sample_fields[] = {
-	HEX_FIELD("ip", U64),
-	FIELD("pid", U32),
-	FIELD("tid", U32),
-	FIELD("values", U64_SEQ),
-	HEX_FIELD("callchain", U64_SEQ),
-};
-static const struct vperf_ctf_field_desc marker_fields[] = {
-	FIELD("name", STRING),
-	FIELD("value", S64),
-	{ .name = "kind", .type = VPERF_CTF_TYPE_U8, .labels = marker_kinds,
-	  .nr_labels = ARRAY_SIZE(marker_kinds) },
-};
-static const struct vperf_ctf_field_desc vmm_exit_fields[] = {
-	FIELD("vcpu", U32),
-	FIELD("reason", U32),
-	HEX_FIELD("port_or_addr", U64),
-	FIELD("duration_ns", U64),
-};
-static const struct vperf_ctf_field_desc kvm_entry_fields[] = {
-	FIELD("vcpu", U32),
-	HEX_FIELD("rip", U64),
-};
-static const struct vperf_ctf_field_desc kvm_exit_fields[] = {
-	FIELD("vcpu", U32),
-	FIELD("reason", U32),
-	HEX_FIELD("rip", U64),
-};
-
 #define CLASS(n, f) { .name = n, .fields = f, .nr_fields = ARRAY_SIZE(f) }
-const struct vperf_ctf_class_desc vperf_ctf_default_classes[VPERF_CTF_NR_DEFAULT_CLASSES] = {
-	[VPERF_CTF_EV_SCHED_SWITCH] = CLASS("sched_switch", sched_switch_fields),
-	[VPERF_CTF_EV_SCHED_WAKEUP] = CLASS("sched_wakeup", sched_wakeup_fields),
-	[VPERF_CTF_EV_IRQ_ENTRY] = CLASS("irq_entry", irq_entry_fields),
-	[VPERF_CTF_EV_PROCESS_FORK] = CLASS("process_fork", process_fork_fields),
-	[VPERF_CTF_EV_PROCESS_EXEC] = CLASS("process_exec", process_exec_fields),
-	[VPERF_CTF_EV_PROCESS_EXIT] = CLASS("process_exit", process_exit_fields),
-	[VPERF_CTF_EV_SAMPLE] = CLASS("sample", sample_fields),
-	[VPERF_CTF_EV_MARKER] = CLASS("marker", marker_fields),
-	[VPERF_CTF_EV_VMM_EXIT] = CLASS("vmm_exit", vmm_exit_fields),
-	[VPERF_CTF_EV_KVM_ENTRY] = CLASS("kvm_entry", kvm_entry_fields),
-	[VPERF_CTF_EV_KVM_EXIT] = CLASS("kvm_exit", kvm_exit_fields),
-};
 
 static const struct vperf_ctf_field_desc lost_fields[] = {
 	FIELD("count", U64),
 };
 static const struct vperf_ctf_class_desc lost_class = CLASS(VPERF_CTF_LOST_CLASS, lost_fields);
 #undef CLASS
-#undef HEX_FIELD
 #undef FIELD
 
-static const char *const layer_names[VPERF_CTF_NR_LAYERS] = {
-	[VPERF_CTF_HOST_KERNEL] = "host_kernel",
-	[VPERF_CTF_VMM] = "vmm",
-	[VPERF_CTF_GUEST_KERNEL] = "guest_kernel",
-	[VPERF_CTF_GUEST_USER] = "guest_user",
-	[VPERF_CTF_HOST_USER] = "host_user",
-};
 
 const char *vperf_ctf_layer_name(enum vperf_ctf_layer layer)
 {
@@ -995,8 +914,8 @@ int vperf_ctf__new(const char *dir, const struct vperf_ctf_config *config,
 		if (ret)
 			goto out_free;
 	}
-	classes = cfg.classes ? cfg.classes : vperf_ctf_default_classes;
-	nr_classes = cfg.classes ? cfg.nr_classes : VPERF_CTF_NR_DEFAULT_CLASSES;
+	classes = cfg.classes;
+	nr_classes = cfg.classes ? cfg.nr_classes : 0;
 	for (size_t i = 0; i < nr_classes; i++) {
 		if (!classes[i].name) /* check_class() says so below */
 			continue;
@@ -1334,6 +1253,11 @@ static int build(struct vperf_ctf *ctf, const struct class *c, const struct vper
 		}
 	*out = ev;
 	return 0;
+}
+
+enum vperf_ctf_layer vperf_ctf_stream__layer(const struct vperf_ctf_stream *s)
+{
+	return s->layer;
 }
 
 int vperf_ctf__emit(struct vperf_ctf_stream *s, unsigned int class_id, uint64_t timestamp_ns,

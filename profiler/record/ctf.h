@@ -8,7 +8,8 @@
  * encoding is done by babeltrace 1.5's CTF writer library
  * (libbabeltrace-ctf); docs/recording.md describes the layout.
  *
- *	struct vperf_ctf_config cfg = { .size = sizeof(cfg), .vm_name = "vm0" };
+ *	struct vperf_ctf_config cfg = { .size = sizeof(cfg), .vm_name = "vm0",
+ *					.classes = my_classes, .nr_classes = 1 };
  *	struct vperf_ctf_stream *s;
  *	struct vperf_ctf *ctf;
  *	char why[256];
@@ -18,7 +19,7 @@
  *	if (vperf_ctf__stream(ctf, VPERF_CTF_GUEST_KERNEL, 0, &s))
  *		die("%s", vperf_ctf__strerror(ctf));
  *	struct vperf_ctf_value v[] = { VPERF_CTF_U32(7) };
- *	if (vperf_ctf__emit(s, VPERF_CTF_EV_IRQ_ENTRY, ts, v, 1) ||
+ *	if (vperf_ctf__emit(s, 0, ts, v, 1) ||
  *	    vperf_ctf__flush(ctf))
  *		die("%s", vperf_ctf__strerror(ctf));
  *	vperf_ctf__delete(ctf);
@@ -121,45 +122,6 @@ struct vperf_ctf_class_desc {
 };
 
 /*
- * The default event classes, in this order: the index is the class id
- * vperf_ctf__emit() takes.  Fields (docs/recording.md has their types):
- *   sched_switch   prev_tid prev_comm prev_state next_tid next_comm
- *   sched_wakeup   tid target_cpu waker_tid
- *   irq_entry      vector
- *   process_fork   parent_pid parent_tid child_pid child_tid
- *   process_exec   pid tid filename
- *   process_exit   pid tid exit_code
- *   sample         ip pid tid values callchain
- *   marker         name value kind (VPERF_CTF_MARKER_*)
- *   vmm_exit       vcpu reason port_or_addr duration_ns
- *   kvm_entry      vcpu rip
- *   kvm_exit       vcpu reason rip
- */
-enum vperf_ctf_default_class {
-	VPERF_CTF_EV_SCHED_SWITCH,
-	VPERF_CTF_EV_SCHED_WAKEUP,
-	VPERF_CTF_EV_IRQ_ENTRY,
-	VPERF_CTF_EV_PROCESS_FORK,
-	VPERF_CTF_EV_PROCESS_EXEC,
-	VPERF_CTF_EV_PROCESS_EXIT,
-	VPERF_CTF_EV_SAMPLE,
-	VPERF_CTF_EV_MARKER,
-	VPERF_CTF_EV_VMM_EXIT,
-	VPERF_CTF_EV_KVM_ENTRY,
-	VPERF_CTF_EV_KVM_EXIT,
-	VPERF_CTF_NR_DEFAULT_CLASSES
-};
-
-/* marker's kind. */
-enum vperf_ctf_marker_kind {
-	VPERF_CTF_MARKER_BEGIN,
-	VPERF_CTF_MARKER_END,
-	VPERF_CTF_MARKER_INSTANT,
-};
-
-extern const struct vperf_ctf_class_desc vperf_ctf_default_classes[VPERF_CTF_NR_DEFAULT_CLASSES];
-
-/*
  * Every trace also has the class "lost_events" (one u64 field, count),
  * written by vperf_ctf__lost(); a table may not use that name.
  */
@@ -201,7 +163,7 @@ struct vperf_ctf_config {
 	const struct vperf_ctf_env *env;	/* more keys */
 	size_t nr_env;
 
-	/* The event classes; NULL: vperf_ctf_default_classes. */
+	/* The event classes (vperf's recordings: schema.h's); NULL: none but lost_events. */
 	const struct vperf_ctf_class_desc *classes;
 	size_t nr_classes;
 };
@@ -242,6 +204,9 @@ const char *vperf_ctf__strerror(const struct vperf_ctf *ctf);
 int vperf_ctf__stream(struct vperf_ctf *ctf, enum vperf_ctf_layer layer,
 		      uint32_t cpu, struct vperf_ctf_stream **out)
 	__attribute__((warn_unused_result));
+
+/* The layer s was made for. */
+enum vperf_ctf_layer vperf_ctf_stream__layer(const struct vperf_ctf_stream *s);
 
 /*
  * Queue one event of class class_id (an index into the config's table) at

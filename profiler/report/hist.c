@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema.h"
+
 #include "report.h"
 
 const char *const vperf_report_key_names[VPERF_REPORT_NR_KEYS] = {
@@ -86,7 +88,7 @@ static const char *key_of(struct vperf_report *r, struct vperf_report_hist *h,
 	case VPERF_REPORT_KEY_COMM:
 		return r->strings[s->comm];
 	case VPERF_REPORT_KEY_LAYER:
-		return s->layer < 5 ? vperf_report_layer_names[s->layer] : VPERF_REPORT_UNKNOWN;
+		return s->layer < 5 ? vperf_schema_layer_names[s->layer] : VPERF_REPORT_UNKNOWN;
 	default:
 		return VPERF_REPORT_UNKNOWN;
 	}

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +19,10 @@
 
 #include "decode.h"
 #include "report.h"
+#include "schema.h"
 
 #define KERNEL_START	0xffff800000000000ull	/* x86-64: kernel addresses from here */
 #define MAX_METADATA	(64u << 20)
-
-const char *const vperf_report_layer_names[5] = {
-	"host_kernel", "vmm", "guest_kernel", "guest_user", "host_user",
-};
 
 const char *const vperf_report_count_names[3] = {
 	"vperf::vcpu-clock", "vperf::steal", "vperf::exits",
@@ -35,9 +33,11 @@ const char *const vperf_report_ev_names[VPERF_REPORT_NR_EV_KINDS] = {
 	"marker", "vmm_exit", "irq", "kvm_exit", "kvm_entry", "trace_flush",
 };
 
-#define LAYER_GUEST_KERNEL	2
-#define LAYER_GUEST_USER	3
-#define LAYER_VMM		1
+#define LAYER_GUEST_KERNEL	VPERF_CTF_GUEST_KERNEL
+#define LAYER_GUEST_USER	VPERF_CTF_GUEST_USER
+#define LAYER_VMM		VPERF_CTF_VMM
+#define LAYER_HOST_KERNEL	VPERF_CTF_HOST_KERNEL
+#define LAYER_HOST_USER		VPERF_CTF_HOST_USER
 
 static bool guest_layer(uint8_t layer)
 {
@@ -49,6 +49,19 @@ struct space {
 	uint32_t pid;
 	bool guest;			/* a guest's process: its pids are not the host's */
 	struct vperf_report_amap am;
+};
+
+/*
+ * An event class of the recording, resolved against the schema (record/schema.h) when its
+ * first event comes: which schema class it is, and where each of its fields is in the payload.
+ */
+#define MAX_CLASS_ID	4096
+struct rclass {
+	bool resolved;
+	int16_t ev;					/* enum vperf_ev; -1 not in the schema */
+	int32_t idx[VPERF_SCHEMA_MAX_FIELDS];		/* payload member, -1 absent (schema 0) */
+	int32_t len_idx[VPERF_SCHEMA_MAX_FIELDS];	/* a string's NAME_len member, or -1 */
+	int64_t dflt[VPERF_SCHEMA_MAX_FIELDS];		/* what an absent field reads as */
 };
 
 /*
@@ -65,6 +78,9 @@ struct sink {
 	struct vperf_report_idx strings, threads, space_idx, events;
 	uint64_t rng;			/* seeds each space's tree */
 	bool env_read;
+	int64_t schema;			/* the recording's schema_version (0: before it) */
+	struct rclass *cls;		/* by event class id, MAX_CLASS_ID of them */
+	char why[256];			/* why take_event() stopped, for a person */
 };
 
 static int fail(char *why, size_t len, int err, const char *fmt, ...)
@@ -240,25 +256,6 @@ static const char *str_of(const bt_field *f)
 	return bt_field_string_get_value(f);
 }
 
-/*
- * The string member name of st.  vperf's CTF writes each string as a text sequence counted
- * by a "NAME_len" member: a length of 0 reads as "", for babeltrace2 2.0.4 (Debian 12) leaves
- * an empty text sequence's string as the one the field held before (fixed upstream:
- * https://review.lttng.org/c/babeltrace/+/4528).
- */
-static const char *text_of(const bt_field *st, const char *name)
-{
-	char len_name[64];
-	const bt_field *len;
-
-	if (snprintf(len_name, sizeof(len_name), "%s_len", name) < (int)sizeof(len_name)) {
-		len = member(st, len_name);
-		if (len && !u64_of(len))
-			return "";
-	}
-	return str_of(member(st, name));
-}
-
 static uint64_t seq_len(const bt_field *f)
 {
 	if (!f || !bt_field_class_type_is(bt_field_get_class_type(f), BT_FIELD_CLASS_TYPE_ARRAY))
@@ -271,6 +268,147 @@ static uint64_t seq_at(const bt_field *f, uint64_t i)
 	return u64_of(bt_field_array_borrow_element_field_by_index_const(f, i));
 }
 
+/* ---- the schema's fields ---- */
+
+/* One event being read: its payload and its class's field places. */
+struct ev {
+	const bt_field *p;
+	const struct rclass *c;
+};
+
+static const bt_field *fld(const struct ev *e, unsigned int f)
+{
+	int32_t i = e->c->idx[f];
+
+	if (i < 0)
+		return NULL;
+	return bt_field_structure_borrow_member_field_by_index_const(e->p, (uint64_t)i);
+}
+
+/* Field f as an integer; an absent one (schema 0) as the schema says it reads. */
+static uint64_t U(const struct ev *e, unsigned int f)
+{
+	const bt_field *x = fld(e, f);
+
+	return x ? u64_of(x) : (uint64_t)e->c->dflt[f];
+}
+
+/*
+ * Field f as a string, "" if absent.  vperf's CTF writes each string as a text sequence counted
+ * by a "NAME_len" member: a length of 0 reads as "", for babeltrace2 2.0.4 (Debian 12) leaves
+ * an empty text sequence's string as the one the field held before (fixed upstream:
+ * https://review.lttng.org/c/babeltrace/+/4528).
+ */
+static const char *S(const struct ev *e, unsigned int f)
+{
+	int32_t l = e->c->len_idx[f];
+
+	if (l >= 0 && !u64_of(bt_field_structure_borrow_member_field_by_index_const(e->p,
+										(uint64_t)l)))
+		return "";
+	return str_of(fld(e, f));
+}
+
+/* The index of the member called name in the structure class st, or -1. */
+static int32_t member_index(const bt_field_class *st, const char *name)
+{
+	uint64_t n = bt_field_class_structure_get_member_count(st);
+
+	for (uint64_t i = 0; i < n && i < INT32_MAX; i++) {
+		const bt_field_class_structure_member *m =
+			bt_field_class_structure_borrow_member_by_index_const(st, i);
+
+		if (!strcmp(bt_field_class_structure_member_get_name(m), name))
+			return (int32_t)i;
+	}
+	return -1;
+}
+
+/* Does the member's class hold what a field of type t needs? */
+static bool type_fits(const bt_field_class *st, int32_t i, enum vperf_ctf_type t)
+{
+	const bt_field_class *fc = bt_field_class_structure_member_borrow_field_class_const(
+		bt_field_class_structure_borrow_member_by_index_const(st, (uint64_t)i));
+	bt_field_class_type k = bt_field_class_get_type(fc);
+
+	switch (t) {
+	case VPERF_CTF_TYPE_STRING:
+		return bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_STRING);
+	case VPERF_CTF_TYPE_U64_SEQ:
+		return bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_ARRAY) &&
+		       bt_field_class_type_is(bt_field_class_get_type(
+			       bt_field_class_array_borrow_element_field_class_const(fc)),
+					      BT_FIELD_CLASS_TYPE_INTEGER);
+	default:
+		return bt_field_class_type_is(k, BT_FIELD_CLASS_TYPE_INTEGER);
+	}
+}
+
+/*
+ * Class ec against the schema: which class it is and where its fields are.  A class the schema
+ * does not have is skipped (a newer vperf's).  Schema 1 on: each field must be there, of its
+ * type; schema 0: a field may have its old name, or be absent (vperf_schema_v0[]).
+ */
+static int resolve(struct sink *k, const bt_event_class *ec, struct rclass *c)
+{
+	const char *name = bt_event_class_get_name(ec);
+	const bt_field_class *st = bt_event_class_borrow_payload_field_class_const(ec);
+	const struct vperf_ctf_class_desc *d = NULL;
+
+	c->resolved = true;
+	c->ev = -1;
+	for (unsigned int i = 0; name && i <= VPERF_EV_NR; i++)
+		if (!strcmp(vperf_schema_desc[i].name, name)) {
+			d = &vperf_schema_desc[i];
+			c->ev = (int16_t)i;
+		}
+	if (!d)
+		return 0;
+	if (!st || bt_field_class_get_type(st) != BT_FIELD_CLASS_TYPE_STRUCTURE) {
+		if (!k->schema)
+			goto skip;
+		return fail(k->why, sizeof(k->why), -EINVAL, "its %s events have no fields (schema "
+			    "%" PRId64 ")", name, k->schema);
+	}
+	for (size_t f = 0; f < d->nr_fields; f++) {
+		enum vperf_ctf_type t = d->fields[f].type;
+		char len_name[80];
+
+		c->idx[f] = member_index(st, d->fields[f].name);
+		c->dflt[f] = 0;
+		for (size_t v = 0; !k->schema && v < vperf_schema_nr_v0; v++) {
+			const struct vperf_schema_v0 *o = &vperf_schema_v0[v];
+
+			if (o->ev != c->ev || o->field != f)
+				continue;
+			if (o->old_name && c->idx[f] < 0)
+				c->idx[f] = member_index(st, o->old_name);
+			if (!o->old_name)
+				c->dflt[f] = o->dflt;
+		}
+		if (c->idx[f] >= 0 && !type_fits(st, c->idx[f], t)) {
+			if (k->schema)
+				return fail(k->why, sizeof(k->why), -EINVAL, "its %s events' field "
+					    "%s is not of the type schema %" PRId64 " says", name,
+					    d->fields[f].name, k->schema);
+			c->idx[f] = -1;
+		}
+		if (c->idx[f] < 0 && k->schema)
+			return fail(k->why, sizeof(k->why), -EINVAL, "its %s events have no "
+				    "field %s, which schema %" PRId64 " has", name,
+				    d->fields[f].name, k->schema);
+		c->len_idx[f] = -1;
+		if (t == VPERF_CTF_TYPE_STRING && c->idx[f] >= 0 &&
+		    snprintf(len_name, sizeof(len_name), "%s_len", d->fields[f].name) <
+		    (int)sizeof(len_name))
+			c->len_idx[f] = member_index(st, len_name);
+	}
+	return 0;
+skip:
+	c->ev = -1;
+	return 0;
+}
+
 /* ---- events ---- */
 
 static void read_env(struct sink *k, const bt_event *ev)
@@ -279,6 +417,13 @@ static void read_env(struct sink *k, const bt_event *ev)
 	const bt_value *v;
 
 	k->env_read = true;
+	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "schema_version");
+	if (v && bt_value_is_signed_integer(v))
+		k->schema = bt_value_integer_signed_get(v);
+	else if (v && bt_value_is_unsigned_integer(v))
+		k->schema = (int64_t)(bt_value_integer_unsigned_get(v) & INT64_MAX);
+	else if (v)
+		k->schema = -1;
 	v = bt_trace_borrow_environment_entry_value_by_name_const(t, "callchains");
 	if (v && bt_value_is_string(v))
 		k->r->callchains = !strcmp(bt_value_string_get(v), "1");
@@ -352,13 +497,15 @@ static int add_frame(struct sink *k, bool guest, uint32_t pid, uint64_t ip, bool
 	return 0;
 }
 
-static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t layer,
+static int take_sample(struct sink *k, const struct ev *p, uint64_t ts, uint8_t layer,
 		       uint32_t cpu)
 {
 	struct vperf_report *r = k->r;
 	struct vperf_report_sample *s;
-	const bt_field *chain = member(p, "callchain"), *vals = member(p, "values");
-	uint64_t ip = u64_of(member(p, "ip")), n = seq_len(chain);
+	const bt_field *chain = fld(p, VPERF_F_sample_callchain);
+	const bt_field *vals = fld(p, VPERF_F_sample_counts);
+	bool period = U(p, VPERF_F_sample_counts_are) == VPERF_COUNTS_ARE_PERIOD;
+	uint64_t ip = U(p, VPERF_F_sample_ip), n = seq_len(chain);
 	struct vperf_report_thread *t;
 	int err;
 
@@ -368,19 +515,18 @@ static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t l
 	memset(s, 0, sizeof(*s));
 	s->ts = ts;
 	s->layer = layer;
-	/* a guest's sample of user code comes through its kernel's ring: its layer is the user's */
-	if (layer == LAYER_GUEST_KERNEL && u64_of(member(p, "user")))
+	/* a sample of user code may come through a kernel's ring: its layer is the user's */
+	if (U(p, VPERF_F_sample_user) && layer == LAYER_GUEST_KERNEL)
 		s->layer = LAYER_GUEST_USER;
+	else if (U(p, VPERF_F_sample_user) && layer == LAYER_HOST_KERNEL)
+		s->layer = LAYER_HOST_USER;
 	s->cpu = cpu;
-	s->pid = (uint32_t)u64_of(member(p, "pid"));
-	s->tid = (uint32_t)u64_of(member(p, "tid"));
-	/* vperf record: values[0] is the period; vm record's trace sampler: counts[0] */
-	if (!vals && u64_of(member(p, "counts_are")) == 1)
-		vals = member(p, "counts");
-	s->period = seq_len(vals) ? seq_at(vals, 0) : 1;
+	s->pid = (uint32_t)U(p, VPERF_F_sample_pid);
+	s->tid = (uint32_t)U(p, VPERF_F_sample_tid);
+	s->period = period && seq_len(vals) ? seq_at(vals, 0) : 1;
 	/* the sampling NMI's: the thread's vperf counts then (docs/abi.md 7.3) */
-	if (!vals && member(p, "counts_are") && !u64_of(member(p, "counts_are"))) {
-		const bt_field *c = member(p, "counts");
+	if (!period) {
+		const bt_field *c = vals;
 		uint64_t nc = seq_len(c);
 
 		if (nc > VPERF_REPORT_MAX_COUNTS)
@@ -394,7 +540,7 @@ static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t l
 			r->counts[r->nr_counts++] = seq_at(c, i);
 		}
 	}
-	err = sample_event(k, member(p, "sample_event"), &s->event);
+	err = sample_event(k, fld(p, VPERF_F_sample_sample_event), &s->event);
 	if (err)
 		return err;
 	s->thread = thread_of(k, guest_layer(layer), s->tid, true);
@@ -431,23 +577,23 @@ static int take_sample(struct sink *k, const bt_field *p, uint64_t ts, uint8_t l
 	return 0;
 }
 
-static int take_mmap(struct sink *k, const bt_field *p, uint8_t layer)
+static int take_mmap(struct sink *k, const struct ev *p, uint8_t layer)
 {
 	struct vperf_report *r = k->r;
 	struct vperf_report_map *m;
 	struct space *s;
-	uint32_t pid = (uint32_t)u64_of(member(p, "pid"));
+	uint32_t pid = (uint32_t)U(p, VPERF_F_mmap_pid);
 
 	if (vperf_report_grow(&r->maps, &k->cap_maps, r->nr_maps, sizeof(*r->maps)))
 		return -ENOMEM;
 	m = &r->maps[r->nr_maps];
-	m->start = u64_of(member(p, "start"));
-	m->len = u64_of(member(p, "len"));
-	m->pgoff = u64_of(member(p, "pgoff"));
+	m->start = U(p, VPERF_F_mmap_start);
+	m->len = U(p, VPERF_F_mmap_len);
+	m->pgoff = U(p, VPERF_F_mmap_pgoff);
 	m->pid = pid;
 	m->guest = guest_layer(layer);
 	m->elf = -1;
-	m->file = strdup(text_of(p, "filename"));
+	m->file = strdup(S(p, VPERF_F_mmap_filename));
 	s = space_of(k, m->guest, pid, true);
 	if (!m->file || !s || r->nr_maps >= INT32_MAX ||
 	    vperf_report_amap__add(&s->am, m->start, m->len, (int32_t)r->nr_maps)) {
@@ -499,13 +645,13 @@ static int32_t thread_pid(struct sink *k, uint8_t layer, uint32_t tid, uint32_t 
 	return t;
 }
 
-static int take_fork(struct sink *k, const bt_field *p, uint64_t ts, uint8_t layer, uint32_t cpu)
+static int take_fork(struct sink *k, const struct ev *p, uint64_t ts, uint8_t layer, uint32_t cpu)
 {
-	uint32_t ppid = (uint32_t)u64_of(member(p, "parent_pid"));
-	uint32_t ptid = (uint32_t)u64_of(member(p, "parent_tid"));
-	uint32_t cpid = (uint32_t)u64_of(member(p, "child_pid"));
-	uint32_t ctid = (uint32_t)u64_of(member(p, "child_tid"));
-	const char *ccomm = member(p, "child_comm") ? text_of(p, "child_comm") : NULL; /* vm record's */
+	uint32_t ppid = (uint32_t)U(p, VPERF_F_process_fork_parent_pid);
+	uint32_t ptid = (uint32_t)U(p, VPERF_F_process_fork_parent_tid);
+	uint32_t cpid = (uint32_t)U(p, VPERF_F_process_fork_child_pid);
+	uint32_t ctid = (uint32_t)U(p, VPERF_F_process_fork_child_tid);
+	const char *ccomm = S(p, VPERF_F_process_fork_child_comm);
 	bool guest = guest_layer(layer);
 	int32_t pt = thread_of(k, guest, ptid, false), ct = thread_pid(k, layer, ctid, cpid);
 	struct vperf_report_tlev *e;
@@ -514,7 +660,7 @@ static int take_fork(struct sink *k, const bt_field *p, uint64_t ts, uint8_t lay
 
 	if (ct < 0 || (pt < 0 && (pt = thread_pid(k, layer, ptid, ppid)) < 0))
 		return -ENOMEM;
-	if (ccomm && *ccomm) {
+	if (*ccomm) {
 		err = intern(k, ccomm, &k->r->threads[ct].comm);
 		if (err)
 			return err;
@@ -547,37 +693,35 @@ static int rename_to(struct sink *k, int32_t t, const char *name)
 }
 
 /* thread_switch, sched_switch, sched_wakeup: the timeline's scheduling events. */
-static int take_sched(struct sink *k, const char *name, const bt_field *p, uint64_t ts,
-		      uint8_t layer, uint32_t cpu)
+static int take_sched(struct sink *k, const struct ev *p, uint64_t ts, uint8_t layer, uint32_t cpu)
 {
 	struct vperf_report *r = k->r;
 	struct vperf_report_tlev *e;
 	int32_t t, o;
 	int err;
 
-	if (!strcmp(name, "thread_switch")) {
-		bool out = u64_of(member(p, "direction")) == 1;
+	if (p->c->ev == VPERF_EV_THREAD_SWITCH) {
+		bool out = U(p, VPERF_F_thread_switch_direction) == 1;
 
-		t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "tid")),
-			       (uint32_t)u64_of(member(p, "pid")));
+		t = thread_pid(k, layer, (uint32_t)U(p, VPERF_F_thread_switch_tid),
+			       (uint32_t)U(p, VPERF_F_thread_switch_pid));
 		if (t < 0)
 			return -ENOMEM;
 		r->threads[t].switches = true;
 		err = add_tlev(k, out ? VPERF_REPORT_EV_SWITCH_OUT : VPERF_REPORT_EV_SWITCH_IN, ts,
 			       layer, cpu, t, &e);
 		if (!err)
-			e->arg = u64_of(member(p, "preempted"));
+			e->arg = U(p, VPERF_F_thread_switch_preempted);
 		return err;
 	}
-	if (!strcmp(name, "sched_wakeup")) {
-		t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "tid")), 0);
+	if (p->c->ev == VPERF_EV_SCHED_WAKEUP) {
+		t = thread_pid(k, layer, (uint32_t)U(p, VPERF_F_sched_wakeup_tid), 0);
 		if (t < 0)
 			return -ENOMEM;
 		err = add_tlev(k, VPERF_REPORT_EV_WAKEUP, ts, layer, cpu, t, &e);
 		if (!err) {
-			e->arg = u64_of(member(p, "waker_tid"));
-			e->arg2 = member(p, "target_cpu") ? u64_of(member(p, "target_cpu")) :
-							    UINT64_MAX;
+			e->arg = U(p, VPERF_F_sched_wakeup_waker_tid);
+			e->arg2 = U(p, VPERF_F_sched_wakeup_target_cpu);
 		}
 		return err;
 	}
@@ -585,124 +729,132 @@ static int take_sched(struct sink *k, const char *name, const bt_field *p, uint6
 	 * sched_switch: both threads' names as the kernel had them then, the latest kept (a thread
 	 * that names itself, pthread_setname_np, is known by that name from its next switch on)
 	 */
-	t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "prev_tid")), 0);
-	o = thread_pid(k, layer, (uint32_t)u64_of(member(p, "next_tid")), 0);
+	t = thread_pid(k, layer, (uint32_t)U(p, VPERF_F_sched_switch_prev_tid), 0);
+	o = thread_pid(k, layer, (uint32_t)U(p, VPERF_F_sched_switch_next_tid), 0);
 	if (t < 0 || o < 0)
 		return -ENOMEM;
-	if (rename_to(k, t, text_of(p, "prev_comm")) ||
-	    rename_to(k, o, text_of(p, "next_comm")))
+	if (rename_to(k, t, S(p, VPERF_F_sched_switch_prev_comm)) ||
+	    rename_to(k, o, S(p, VPERF_F_sched_switch_next_comm)))
 		return -ENOMEM;
 	err = add_tlev(k, VPERF_REPORT_EV_SCHED_SWITCH, ts, layer, cpu, t, &e);
 	if (!err) {
 		e->other = o;
-		e->arg = u64_of(member(p, "prev_state"));
+		e->arg = U(p, VPERF_F_sched_switch_prev_state);
 		e->arg2 = r->threads[t].comm;	/* the names then */
 		e->str = r->threads[o].comm;
 	}
 	return err;
 }
 
-/* exec, exit, lost_events, marker, vmm_exit. */
-static int take_other(struct sink *k, const char *name, const bt_field *p, uint64_t ts,
-		      uint8_t layer, uint32_t cpu)
+/* The thread of field f (pid from field pf, if any) on layer's machine: its index, or -1. */
+static int32_t thread_field(struct sink *k, const struct ev *p, uint8_t layer, unsigned int f,
+			    int pf)
+{
+	uint32_t pid = pf < 0 ? 0 : (uint32_t)U(p, (unsigned int)pf);
+
+	return thread_pid(k, layer, (uint32_t)U(p, f), pid);
+}
+
+/* exec, exit, lost_events, marker, vmm_exit, irq_entry, trace_flush, kvm_entry, kvm_exit. */
+static int take_other(struct sink *k, const struct ev *p, uint64_t ts, uint8_t layer, uint32_t cpu)
 {
 	struct vperf_report *r = k->r;
 	struct vperf_report_tlev *e;
+	bool guest = guest_layer(layer);
 	int32_t t = -1;
-	uint8_t kind;
 	int err;
 
-	if (!strcmp(name, "process_exec")) {
+	switch (p->c->ev) {
+	case VPERF_EV_PROCESS_EXEC: {
 		/* a new program: a new address space (its mmaps follow), and its name */
-		struct space *s = space_of(k, guest_layer(layer), (uint32_t)u64_of(member(p, "pid")),
-					   false);
-		bool comm = member(p, "comm");	/* vm record's; else the filename */
-		uint32_t tid = (uint32_t)u64_of(member(p, "tid"));
+		uint32_t pid = (uint32_t)U(p, VPERF_F_process_exec_pid);
+		struct space *s = space_of(k, guest, pid, false);
+		const char *comm = S(p, VPERF_F_process_exec_comm);
+		const char *file = S(p, VPERF_F_process_exec_filename);
 
 		if (s)
 			vperf_report_amap__exit(&s->am);
-		err = set_comm(k, guest_layer(layer), tid,
-			       text_of(p, comm ? "comm" : "filename"));
-		if (err)
-			return err;
-		kind = VPERF_REPORT_EV_EXEC;
-	} else if (!strcmp(name, "process_exit")) {
-		kind = VPERF_REPORT_EV_EXIT;
-	} else if (!strcmp(name, "lost_events")) {
-		r->lost += u64_of(member(p, "count"));
-		kind = VPERF_REPORT_EV_LOST;
-	} else if (!strcmp(name, "marker")) {
-		kind = VPERF_REPORT_EV_MARKER;
-	} else if (!strcmp(name, "vmm_exit")) {
-		kind = VPERF_REPORT_EV_VMM_EXIT;
-		cpu = (uint32_t)u64_of(member(p, "vcpu"));
-	} else if (!strcmp(name, "irq_entry") && guest_layer(layer)) {
-		/* the interrupted thread is not the interrupt's: no thread */
-		err = add_tlev(k, VPERF_REPORT_EV_IRQ, ts, layer, cpu, -1, &e);
-		if (err)
-			return err;
-		e->arg = u64_of(member(p, "vector"));
-		e->arg2 = u64_of(member(p, "kind"));
-		e->other = member(p, "irq") ? (int32_t)(int64_t)u64_of(member(p, "irq")) : -1;
-		return 0;
-	} else if (!strcmp(name, "trace_flush")) {
-		err = add_tlev(k, VPERF_REPORT_EV_FLUSH, ts, layer,
-			       (uint32_t)u64_of(member(p, "vcpu")), -1, &e);
-		if (err)
-			return err;
-		e->arg = u64_of(member(p, "seq"));
-		e->arg2 = u64_of(member(p, "side"));
-		return 0;
-	} else if (!strcmp(name, "kvm_exit") || !strcmp(name, "kvm_entry")) {
-		kind = !strcmp(name, "kvm_exit") ? VPERF_REPORT_EV_KVM_EXIT : VPERF_REPORT_EV_KVM_ENTRY;
-		if (guest_layer(layer) || !member(p, "tid"))
-			return 0;
-	} else {
-		return 0;
-	}
-	if (member(p, "tid") && kind != VPERF_REPORT_EV_VMM_EXIT) {
-		t = thread_pid(k, layer, (uint32_t)u64_of(member(p, "tid")),
-			       (uint32_t)u64_of(member(p, "pid")));
+		/* schema 0's vperf record wrote the comm as the filename */
+		t = thread_field(k, p, layer, VPERF_F_process_exec_tid, VPERF_F_process_exec_pid);
 		if (t < 0)
 			return -ENOMEM;
+		err = intern(k, *comm ? comm : file, &r->threads[t].comm);
+		if (!err)
+			err = add_tlev(k, VPERF_REPORT_EV_EXEC, ts, layer, cpu, t, &e);
+		return err ? err : intern(k, *file ? file : comm, &e->str);
 	}
-	err = add_tlev(k, kind, ts, layer, cpu, t, &e);
-	if (err)
-		return err;
-	switch (kind) {
-	case VPERF_REPORT_EV_EXEC:
-		return intern(k, text_of(p, "filename"), &e->str);
-	case VPERF_REPORT_EV_EXIT:
-		e->arg = u64_of(member(p, "exit_code"));
+	case VPERF_EV_PROCESS_EXIT:
+		t = thread_field(k, p, layer, VPERF_F_process_exit_tid, VPERF_F_process_exit_pid);
+		if (t < 0 || add_tlev(k, VPERF_REPORT_EV_EXIT, ts, layer, cpu, t, &e))
+			return -ENOMEM;
+		e->arg = U(p, VPERF_F_process_exit_exit_code);
 		return 0;
-	case VPERF_REPORT_EV_LOST:
-		e->arg = u64_of(member(p, "count"));
+	case VPERF_EV_LOST_EVENTS:
+		r->lost += U(p, VPERF_F_lost_events_count);
+		if (add_tlev(k, VPERF_REPORT_EV_LOST, ts, layer, cpu, -1, &e))
+			return -ENOMEM;
+		e->arg = U(p, VPERF_F_lost_events_count);
 		return 0;
-	case VPERF_REPORT_EV_KVM_EXIT:
-		e->arg = u64_of(member(p, "exit_reason"));
-		e->arg2 = u64_of(member(p, "vcpu_id"));
-		return 0;
-	case VPERF_REPORT_EV_KVM_ENTRY:
-		e->arg2 = u64_of(member(p, "vcpu_id"));
-		return 0;
-	case VPERF_REPORT_EV_MARKER:
-		e->arg = u64_of(member(p, "value"));
-		e->arg2 = u64_of(member(p, "kind"));
-		return intern(k, text_of(p, "name"), &e->str);
-	default:
-		e->arg = u64_of(member(p, "duration_ns"));
-		e->arg2 = u64_of(member(p, "reason"));
+	case VPERF_EV_MARKER:
+		/* tid 0: marked by no thread the recording names */
+		if (U(p, VPERF_F_marker_tid) &&
+		    (t = thread_field(k, p, layer, VPERF_F_marker_tid, VPERF_F_marker_pid)) < 0)
+			return -ENOMEM;
+		if (add_tlev(k, VPERF_REPORT_EV_MARKER, ts, layer, cpu, t, &e))
+			return -ENOMEM;
+		e->arg = U(p, VPERF_F_marker_value);
+		e->arg2 = U(p, VPERF_F_marker_kind);
+		return intern(k, S(p, VPERF_F_marker_name), &e->str);
+	case VPERF_EV_VMM_EXIT:
+		if (add_tlev(k, VPERF_REPORT_EV_VMM_EXIT, ts, layer,
+			     (uint32_t)U(p, VPERF_F_vmm_exit_vcpu), -1, &e))
+			return -ENOMEM;
+		e->arg = U(p, VPERF_F_vmm_exit_duration_ns);
+		e->arg2 = U(p, VPERF_F_vmm_exit_reason);
 		/* the recording lasts until its last exit ended, not only began */
 		if (e->arg < UINT64_MAX - ts && ts + e->arg > r->last_ts)
 			r->last_ts = ts + e->arg;
-		if (e->arg2 == 2 && u64_of(member(p, "addr")) <= 0xffff)	/* KVM_EXIT_IO: its port */
-			e->other = (int32_t)u64_of(member(p, "addr"));
-		return intern(k, text_of(p, "reason_name"), &e->str);
+		/* KVM_EXIT_IO: its port */
+		if (e->arg2 == 2 && U(p, VPERF_F_vmm_exit_addr) <= 0xffff)
+			e->other = (int32_t)U(p, VPERF_F_vmm_exit_addr);
+		return intern(k, S(p, VPERF_F_vmm_exit_reason_name), &e->str);
+	case VPERF_EV_IRQ_ENTRY:
+		if (!guest)
+			return 0;
+		/* the interrupted thread is not the interrupt's: no thread */
+		if (add_tlev(k, VPERF_REPORT_EV_IRQ, ts, layer, cpu, -1, &e))
+			return -ENOMEM;
+		e->arg = U(p, VPERF_F_irq_entry_vector);
+		e->arg2 = U(p, VPERF_F_irq_entry_kind);
+		e->other = (int32_t)(int64_t)U(p, VPERF_F_irq_entry_irq);
+		return 0;
+	case VPERF_EV_TRACE_FLUSH:
+		if (add_tlev(k, VPERF_REPORT_EV_FLUSH, ts, layer,
+			     (uint32_t)U(p, VPERF_F_trace_flush_vcpu), -1, &e))
+			return -ENOMEM;
+		e->arg = U(p, VPERF_F_trace_flush_seq);
+		e->arg2 = U(p, VPERF_F_trace_flush_side);
+		return 0;
+	case VPERF_EV_KVM_EXIT:
+		t = thread_field(k, p, layer, VPERF_F_kvm_exit_tid, -1);
+		if (t < 0 || add_tlev(k, VPERF_REPORT_EV_KVM_EXIT, ts, layer, cpu, t, &e))
+			return -ENOMEM;
+		e->arg = U(p, VPERF_F_kvm_exit_exit_reason);
+		e->arg2 = U(p, VPERF_F_kvm_exit_vcpu_id);
+		return 0;
+	case VPERF_EV_KVM_ENTRY:
+		t = thread_field(k, p, layer, VPERF_F_kvm_entry_tid, -1);
+		if (t < 0 || add_tlev(k, VPERF_REPORT_EV_KVM_ENTRY, ts, layer, cpu, t, &e))
+			return -ENOMEM;
+		e->arg2 = U(p, VPERF_F_kvm_entry_vcpu_id);
+		return 0;
+	default:
+		return 0;	/* kvm_inj_virq, guest_ring_invalid: not on the timeline */
 	}
 }
 
 /* A kernel_symbol: the host's, or (on a guest stream) the guest kernel's. */
-static int take_ksym(struct sink *k, const bt_field *p, bool guest)
+static int take_ksym(struct sink *k, const struct ev *p, bool guest)
 {
 	struct vperf_report *r = k->r;
 	struct vperf_report_sym **tab = guest ? &r->gksyms : &r->ksyms;
@@ -712,15 +864,15 @@ static int take_ksym(struct sink *k, const bt_field *p, bool guest)
 
 	if (vperf_report_grow(tab, cap, *nr, sizeof(**tab)))
 		return -ENOMEM;
-	name = strdup(text_of(p, "name"));
-	mod = strdup(text_of(p, "module"));
+	name = strdup(S(p, VPERF_F_kernel_symbol_name));
+	mod = strdup(S(p, VPERF_F_kernel_symbol_module));
 	if (!name || !mod) {
 		free(name);
 		free(mod);
 		return -ENOMEM;
 	}
-	(*tab)[*nr].addr = u64_of(member(p, "addr"));
-	(*tab)[*nr].size = u64_of(member(p, "size"));
+	(*tab)[*nr].addr = U(p, VPERF_F_kernel_symbol_addr);
+	(*tab)[*nr].size = U(p, VPERF_F_kernel_symbol_size);
 	(*tab)[*nr].name = name;
 	(*tab)[*nr].module = mod;
 	(*nr)++;
@@ -745,25 +897,41 @@ static uint64_t ns_of(const bt_clock_snapshot *cs)
 static int take_event(void *data, const bt_message *msg)
 {
 	struct sink *k = data;
-	const bt_event *ev = bt_message_event_borrow_event_const(msg);
-	const char *name = bt_event_class_get_name(bt_event_borrow_class_const(ev));
-	const bt_field *p = bt_event_borrow_payload_field_const(ev);
-	const bt_packet *pk = bt_event_borrow_packet_const(ev);
+	const bt_event *bev = bt_message_event_borrow_event_const(msg);
+	const bt_event_class *ec = bt_event_borrow_class_const(bev);
+	const bt_packet *pk = bt_event_borrow_packet_const(bev);
 	const bt_field *ctx = pk ? bt_packet_borrow_context_field_const(pk) : NULL;
 	const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
-	uint64_t ts = cs ? ns_of(cs) : 0;
+	uint64_t ts = cs ? ns_of(cs) : 0, id = bt_event_class_get_id(ec);
 	uint8_t layer = (uint8_t)u64_of(member(ctx, "layer"));
 	uint32_t cpu = (uint32_t)u64_of(member(ctx, "cpu_id"));
 	struct vperf_report *r = k->r;
+	struct ev e = { .p = bt_event_borrow_payload_field_const(bev) };
+	int err;
 
-	if (!k->env_read)
-		read_env(k, ev);
+	if (!k->env_read) {
+		read_env(k, bev);
+		if (k->schema < 0 || k->schema > VPERF_SCHEMA_VERSION)
+			return fail(k->why, sizeof(k->why), -EPROTO, "its schema_version is not "
+				    "one this vperf reads (0 to %d): made by a newer vperf?",
+				    VPERF_SCHEMA_VERSION);
+	}
 	if (cs && !r->clock_read)
 		read_clock(r, cs);
-	if (!name)
+	if (id >= MAX_CLASS_ID)
+		return 0;	/* not one of ours: vperf's writer numbers its classes from 0 */
+	if (!k->cls[id].resolved) {
+		err = resolve(k, ec, &k->cls[id]);
+		if (err)
+			return err;
+	}
+	e.c = &k->cls[id];
+	/* a class the schema does not know, or on a layer it never goes to: not read */
+	if (e.c->ev < 0 || layer >= VPERF_CTF_NR_LAYERS ||
+	    !(vperf_schema_class[e.c->ev].layers & (1u << layer)))
 		return 0;
 	/* the recording's span: kernel symbols are written when it ended, not events in it */
-	if (strcmp(name, "kernel_symbol")) {
+	if (e.c->ev != VPERF_EV_KERNEL_SYMBOL) {
 		if (!r->first_ts || ts < r->first_ts)
 			r->first_ts = ts;
 		if (ts > r->last_ts)
@@ -771,21 +939,25 @@ static int take_event(void *data, const bt_message *msg)
 	}
 	if (!guest_layer(layer) && layer != LAYER_VMM && cpu < 65536 && cpu + 1 > r->nr_cpus)
 		r->nr_cpus = cpu + 1;
-	if (!strcmp(name, "sample"))
-		return take_sample(k, p, ts, layer, cpu);
-	if (!strcmp(name, "mmap"))
-		return take_mmap(k, p, layer);
-	if (!strcmp(name, "comm"))
-		return set_comm(k, guest_layer(layer), (uint32_t)u64_of(member(p, "tid")),
-				text_of(p, "comm"));
-	if (!strcmp(name, "process_fork"))
-		return take_fork(k, p, ts, layer, cpu);
-	if (!strcmp(name, "kernel_symbol"))
-		return take_ksym(k, p, guest_layer(layer));
-	if (!strcmp(name, "thread_switch") || !strcmp(name, "sched_switch") ||
-	    !strcmp(name, "sched_wakeup"))
-		return take_sched(k, name, p, ts, layer, cpu);
-	return take_other(k, name, p, ts, layer, cpu);
+	switch (e.c->ev) {
+	case VPERF_EV_SAMPLE:
+		return take_sample(k, &e, ts, layer, cpu);
+	case VPERF_EV_MMAP:
+		return take_mmap(k, &e, layer);
+	case VPERF_EV_COMM:
+		return set_comm(k, guest_layer(layer), (uint32_t)U(&e, VPERF_F_comm_tid),
+				S(&e, VPERF_F_comm_comm));
+	case VPERF_EV_PROCESS_FORK:
+		return take_fork(k, &e, ts, layer, cpu);
+	case VPERF_EV_KERNEL_SYMBOL:
+		return take_ksym(k, &e, guest_layer(layer));
+	case VPERF_EV_THREAD_SWITCH:
+	case VPERF_EV_SCHED_SWITCH:
+	case VPERF_EV_SCHED_WAKEUP:
+		return take_sched(k, &e, ts, layer, cpu);
+	default:
+		return take_other(k, &e, ts, layer, cpu);
+	}
 }
 
 /*
@@ -939,7 +1111,14 @@ int vperf_report__open(const char *dir, struct vperf_report **out, char *why, si
 	/* any value seeds the spaces' trees; one the recording cannot guess keeps them shallow:
 	 * the hash of anything under a table's random key */
 	k.rng = vperf_report_idx__hash(&k.space_idx, "spaces", 6);
+	k.cls = calloc(MAX_CLASS_ID, sizeof(*k.cls));
+	if (!k.cls) {
+		err = -ENOMEM;
+		goto out_report;
+	}
 	err = vperf_report_decode(dir, take_event, &k, why, why_len);
+	if (err && k.why[0])
+		fail(why, why_len, err, "not a recording this vperf reads: %s", k.why);
 	if (err)
 		goto out_report;
 	if (r->nr_ksyms > 1)
@@ -958,6 +1137,7 @@ out_sink:
 	for (size_t i = 0; i < k.nr_spaces; i++)
 		vperf_report_amap__exit(&k.spaces[i].am);
 	free(k.spaces);
+	free(k.cls);
 	vperf_report_idx__exit(&k.strings);
 	vperf_report_idx__exit(&k.threads);
 	vperf_report_idx__exit(&k.space_idx);

@@ -38,8 +38,7 @@ struct vperf_report_idx;
 /* An unknown frame's name where its DSO has no column of its own: "[unknown] in libc.so.6" */
 #define VPERF_REPORT_UNKNOWN_IN	VPERF_REPORT_UNKNOWN " in %s"
 
-/* Layers (the recording's packet context `layer`, docs/recording.md section 3). */
-extern const char *const vperf_report_layer_names[5];
+/* Layers: the recording's packet context `layer`, named by vperf_schema_layer_names (schema.h). */
 
 /* ---- symbols ----------------------------------------------------------- */
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ctf.h"
+#include "schema.h"
 
 #define OSC52	"\x1b]52;c;SGFja2Vk\x07"	/* "Hacked" to the clipboard */
 #define BASE	0x400000ull
@@ -31,51 +32,41 @@ static const char *const marker_names[] = {
 	"mark\x1b]8;;http://evil\x07link\x1b]8;;\x07", "begin\xc2\x85@BAD@", "tab\there\nnl",
 };
 
-#include "rec_classes.h"
-
-static int emit(struct vperf_ctf_stream *s, unsigned int cls, uint64_t ts,
-		const struct vperf_ctf_value *v, size_t n)
-{
-	int err = vperf_ctf__emit(s, cls, ts, v, n);
-
-	if (err)
-		fprintf(stderr, "vt-hostile-rec: event %u at %llu: %d\n", cls,
-			(unsigned long long)ts, err);
-	return err;
-}
+/* CHECK(emitter call): 0, or -errno said on stderr. */
+#define CHECK(call) ({									\
+	int e_ = (call);								\
+	if (e_)										\
+		fprintf(stderr, "vt-hostile-rec: %s: %d\n", #call, e_);			\
+	e_;										\
+})
 
 static int sample(struct vperf_ctf_stream *s, uint64_t ts, uint32_t tid, uint64_t ip)
 {
 	uint64_t period = 1000, chain[2] = { ip, BASE + 0x10 };
-	struct vperf_ctf_value v[5] = {
-		VPERF_CTF_U64(ip), VPERF_CTF_U32(100), VPERF_CTF_U32(tid),
-		VPERF_CTF_SEQ(&period, 1), VPERF_CTF_SEQ(chain, 2),
-	};
 
-	return emit(s, VPERF_CTF_EV_SAMPLE, ts, v, 5);
+	return CHECK(vperf_ev__sample(s, ts, &(struct vperf_ev_sample){
+		.ip = ip, .pid = 100, .tid = tid, .counts = &period, .nr_counts = 1,
+		.counts_are = VPERF_COUNTS_ARE_PERIOD, .callchain = chain, .nr_callchain = 2 }));
 }
 
 static int mmap_at(struct vperf_ctf_stream *s, uint64_t ts, uint64_t start, const char *file)
 {
-	struct vperf_ctf_value v[7] = {
-		VPERF_CTF_U32(100), VPERF_CTF_U32(100), VPERF_CTF_U64(start),
-		VPERF_CTF_U64(1ull << 30), VPERF_CTF_U64(0), VPERF_CTF_U32(5), VPERF_CTF_STR(file),
-	};
-
-	return emit(s, C_MMAP, ts, v, 7);
+	return CHECK(vperf_ev__mmap(s, ts, &(struct vperf_ev_mmap){
+		.pid = 100, .tid = 100, .start = start, .len = 1ull << 30, .prot = 5,
+		.filename = file }));
 }
 
 int main(int argc, char **argv)
 {
-	struct vperf_ctf_class_desc cls[NR_C];
+	struct vperf_schema sch;
 	/* "HOSTILE" in the metadata's values is where the test puts control bytes */
-	struct vperf_ctf_env env[] = { { "events", "cpu-clock", false },
+	struct vperf_ctf_env env[] = { VPERF_SCHEMA_ENV, { "events", "cpu-clock", false },
 				       { "callchains", "1", false },
 				       { "recorder", "vperf record", false },
 				       { "target", "HOSTILE target", false } };
 	struct vperf_ctf_config cfg = { .size = sizeof(cfg), .hostname = "HOSTILE-host",
-					.env = env, .nr_env = 4, .classes = cls,
-					.nr_classes = NR_C };
+					.env = env, .nr_env = 5, .classes = sch.classes,
+					.nr_classes = VPERF_EV_NR };
 	struct vperf_ctf_stream *k, *u;
 	struct vperf_ctf *ctf;
 	uint64_t ts = 10;
@@ -86,7 +77,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: vt-hostile-rec DIR [FILE...]\n");
 		return 2;
 	}
-	vt_rec_classes(cls);
+	vperf_schema__init(&sch, NULL, 0);
 	if (vperf_ctf__new(argv[1], &cfg, &ctf, why, sizeof(why))) {
 		fprintf(stderr, "vt-hostile-rec: %s: %s\n", argv[1], why);
 		return 1;
@@ -97,39 +88,28 @@ int main(int argc, char **argv)
 		vperf_ctf__delete(ctf);
 		return 1;
 	}
-	{
-		struct vperf_ctf_value ex[3] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
-						 VPERF_CTF_STR(comm_osc) };
-		struct vperf_ctf_value cm[3] = { VPERF_CTF_U32(100), VPERF_CTF_U32(101),
-						 VPERF_CTF_STR(comm_bidi) };
-		struct vperf_ctf_value sw[5] = { VPERF_CTF_U32(100), VPERF_CTF_STR(comm_osc),
-						 VPERF_CTF_U64(1), VPERF_CTF_U32(102),
-						 VPERF_CTF_STR(comm_sep) };
-		struct vperf_ctf_value ks[4] = { VPERF_CTF_U64(0xffffffff81000000ull),
-						 VPERF_CTF_U64(0x100), VPERF_CTF_STR(ksym_name),
-						 VPERF_CTF_STR(ksym_mod) };
-
-		err = err ? err : emit(k, VPERF_CTF_EV_PROCESS_EXEC, ts++, ex, 3);
-		err = err ? err : mmap_at(k, ts++, BASE, hostile_file);
-		for (int i = 2; i < argc; i++)
-			err = err ? err : mmap_at(k, ts++, BASE + (uint64_t)(i - 1) * (1ull << 30),
-						  argv[i]);
-		err = err ? err : emit(k, C_COMM, ts++, cm, 3);
-		err = err ? err : emit(k, VPERF_CTF_EV_SCHED_SWITCH, ts++, sw, 5);
-		err = err ? err : sample(u, ts++, 100, BASE + 0x100);
-		err = err ? err : sample(k, ts++, 101, 0xffffffff81000010ull);
-		for (int i = 2; i < argc; i++)
-			err = err ? err : sample(u, ts++, 102,
-						 BASE + (uint64_t)(i - 1) * (1ull << 30) + 0x40);
-		for (size_t i = 0; i < sizeof(marker_names) / sizeof(marker_names[0]); i++) {
-			struct vperf_ctf_value mk[3] = { VPERF_CTF_STR(marker_names[i]),
-							 VPERF_CTF_S64((int64_t)i),
-							 VPERF_CTF_U8(2) };
-
-			err = err ? err : emit(k, VPERF_CTF_EV_MARKER, ts++, mk, 3);
-		}
-		err = err ? err : emit(k, C_KSYM, ts, ks, 4);
-	}
+	err = CHECK(vperf_ev__process_exec(k, ts++, &(struct vperf_ev_process_exec){
+		.pid = 100, .tid = 100, .comm = comm_osc }));
+	err = err ? err : mmap_at(k, ts++, BASE, hostile_file);
+	for (int i = 2; i < argc; i++)
+		err = err ? err : mmap_at(k, ts++, BASE + (uint64_t)(i - 1) * (1ull << 30),
+					  argv[i]);
+	err = err ? err : CHECK(vperf_ev__comm(k, ts++, &(struct vperf_ev_comm){
+		.pid = 100, .tid = 101, .comm = comm_bidi }));
+	err = err ? err : CHECK(vperf_ev__sched_switch(k, ts++, &(struct vperf_ev_sched_switch){
+		.prev_tid = 100, .prev_comm = comm_osc, .prev_state = 1, .next_tid = 102,
+		.next_comm = comm_sep }));
+	err = err ? err : sample(u, ts++, 100, BASE + 0x100);
+	err = err ? err : sample(k, ts++, 101, 0xffffffff81000010ull);
+	for (int i = 2; i < argc; i++)
+		err = err ? err : sample(u, ts++, 102,
+					 BASE + (uint64_t)(i - 1) * (1ull << 30) + 0x40);
+	for (size_t i = 0; i < sizeof(marker_names) / sizeof(marker_names[0]); i++)
+		err = err ? err : CHECK(vperf_ev__marker(k, ts++, &(struct vperf_ev_marker){
+			.name = marker_names[i], .value = i, .kind = 2 }));
+	err = err ? err : CHECK(vperf_ev__kernel_symbol(k, ts, &(struct vperf_ev_kernel_symbol){
+		.addr = 0xffffffff81000000ull, .size = 0x100, .name = ksym_name,
+		.module = ksym_mod }));
 	if (!err && vperf_ctf__flush(ctf)) {
 		fprintf(stderr, "vt-hostile-rec: %s\n", vperf_ctf__strerror(ctf));
 		err = 1;

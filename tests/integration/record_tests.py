@@ -120,8 +120,8 @@ def test_split_3to1_each_thread_one_sample_per_ms_of_its_cpu_time():
         by_tid[field(e, "tid")] = by_tid.get(field(e, "tid"), 0) + 1
         check('sample_event = ( "cpu-clock" : container = 0 )' in e["fields"],
               "a sample not of cpu-clock: %s" % e["fields"])
-        check("values = [ [0] = 1000000 ]" in e["fields"], "a sample whose period is not "
-              "1000000 ns: %s" % e["fields"])
+        check('counts = [ [0] = 1000000 ], counts_are = ( "period"' in e["fields"],
+              "a sample whose period is not 1000000 ns: %s" % e["fields"])
     for name, (tid, ms) in sorted(times.items()):
         n = by_tid.get(tid, 0)
         print("thread %s (tid %d): %d samples for %.1f ms of CPU time (%+.1f%%)"
@@ -134,7 +134,7 @@ def test_split_3to1_each_thread_one_sample_per_ms_of_its_cpu_time():
     check(abs(ratio - want) <= 0.10 * want, "a:b %.2f is more than 10%% from %.2f" % (ratio, want))
     # the task events: split's exec, its two workers' forks and exits
     execs = [e for e in evs if e["name"] == "process_exec"]
-    check(any(field(e, "filename") == "split" for e in execs), "no exec of split: %r" % execs)
+    check(any(field(e, "comm") == "split" for e in execs), "no exec of split: %r" % execs)
     forks = {field(e, "child_tid") for e in evs if e["name"] == "process_fork"}
     exits = {field(e, "tid") for e in evs if e["name"] == "process_exit"}
     for name, (tid, _) in times.items():

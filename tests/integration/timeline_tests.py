@@ -332,7 +332,7 @@ def bt2_events(d):
         check(m, "a babeltrace2 line not understood: %r" % line)
         ctx = dict(re.findall(r"(\w+) = (\d+)", m.group(3)))
         fields = [(k, v.strip('"')) for k, v in
-                  re.findall(r"(\w+) = (\"[^\"]*\"|-?\d+|\( [^)]* \))", m.group(4))
+                  re.findall(r"(\w+) = (\"[^\"]*\"|0x[0-9A-Fa-f]+|-?\d+|\( [^)]* \))", m.group(4))
                   if not k.endswith("_len")]
         out.append((int(m.group(1)), m.group(2), ctx, fields))
     return out
@@ -397,7 +397,10 @@ def test_ctf_export_is_an_lttng_kernel_trace_with_the_recordings_sched_events():
                       "sched_wakeup": ("tid", "target_cpu"),
                       "process_fork": ("parent_tid", "parent_pid", "child_tid", "child_pid"),
                       "process_exec": ("tid",), "process_exit": ("tid",)}[name]:
-                check(xf[k] == yf[k], "%s at %d: %s %s in the recording, %s exported"
+                # integers compare by value: the recording writes prev_state in hex
+                xv, yv = (int(v, 0) if re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)", v) else v
+                          for v in (xf[k], yf[k]))
+                check(xv == yv, "%s at %d: %s %s in the recording, %s exported"
                       % (name, x[0], k, xf[k], yf[k]))
     print("recording vs export: %r" % counts)
     # names as they were: the workers are forked by split after its exec, and exit as split

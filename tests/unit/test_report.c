@@ -323,7 +323,8 @@ static void guest_files_resolve_inside_their_root_only(void **state)
 
 /* ---- a recording written with the CTF writer, read back ---- */
 
-#include "rec_classes.h"
+#include "schema.h"
+#include "schema_v0.h"
 
 #define BASE	0x400000ull	/* where the "recording" mapped this test's file */
 
@@ -331,80 +332,131 @@ static void sample(struct vperf_ctf_stream *s, uint64_t ts, uint32_t pid, uint32
 		   uint64_t ip, const uint64_t *chain, size_t n)
 {
 	uint64_t period = 1000;
+
+	assert_int_equal(vperf_ev__sample(s, ts, &(struct vperf_ev_sample){
+		.ip = ip, .user = vperf_ctf_stream__layer(s) == VPERF_CTF_HOST_USER, .pid = pid,
+		.tid = tid, .counts = &period, .nr_counts = 1,
+		.counts_are = VPERF_COUNTS_ARE_PERIOD, .callchain = chain, .nr_callchain = n }), 0);
+}
+
+/* The same sample as vperf 0.1.0 wrote it (schema 0). */
+static void sample_v0(struct vperf_ctf_stream *s, uint64_t ts, uint32_t pid, uint32_t tid,
+		      uint64_t ip, const uint64_t *chain, size_t n)
+{
+	uint64_t period = 1000;
 	struct vperf_ctf_value v[5] = {
 		VPERF_CTF_U64(ip), VPERF_CTF_U32(pid), VPERF_CTF_U32(tid),
 		VPERF_CTF_SEQ(&period, 1), VPERF_CTF_SEQ(chain ? chain : &ip, chain ? n : 0),
 	};
 
-	assert_int_equal(vperf_ctf__emit(s, VPERF_CTF_EV_SAMPLE, ts, v, 5), 0);
+	assert_int_equal(vperf_ctf__emit(s, V0_SAMPLE, ts, v, 5), 0);
 }
 
-static void write_recording(const char *dir, const char *exe, uint64_t fn_off)
+/* write_recording()'s events of schema 1, through the schema's emitters. */
+static void write_events(struct vperf_ctf *ctf, struct vperf_ctf_stream *k,
+			 struct vperf_ctf_stream *u, const char *exe, uint64_t fn_off)
 {
-	struct vperf_ctf_class_desc cls[NR_C];
-	struct vperf_ctf_env env[] = { { "events", "cpu-clock", false }, { "callchains", "1", false } };
+	uint64_t chain[2] = { BASE + fn_off, BASE + fn_off + 1 };
+	const struct vperf_ev_process_exec ex = { .pid = 100, .tid = 100, .comm = "app" };
+
+	assert_int_equal(vperf_ev__process_exec(k, 10, &ex), 0);
+	assert_int_equal(vperf_ev__mmap(k, 20, &(struct vperf_ev_mmap){
+		.pid = 100, .tid = 100, .start = BASE, .len = 1ull << 30, .prot = 5,
+		.filename = exe }), 0);
+	assert_int_equal(vperf_ev__comm(k, 30, &(struct vperf_ev_comm){
+		.pid = 100, .tid = 101, .comm = "worker" }), 0);
+	sample(u, 40, 100, 100, BASE + fn_off, chain, 2);	/* app: the function */
+	sample(u, 50, 100, 101, BASE + fn_off, NULL, 0);	/* worker's name */
+	assert_int_equal(vperf_ev__process_fork(k, 60, &(struct vperf_ev_process_fork){
+		.parent_pid = 100, .parent_tid = 100, .child_pid = 200, .child_tid = 200 }), 0);
+	sample(u, 70, 200, 200, BASE + fn_off, NULL, 0);	/* the child: a copy */
+	sample(k, 75, 200, 200, 0xffffffff81000010ull, NULL, 0);	/* kernel */
+	assert_int_equal(vperf_ev__process_exec(k, 80, &ex), 0);
+	sample(u, 90, 100, 100, BASE + fn_off, NULL, 0);	/* after exec: unmapped */
+	assert_int_equal(vperf_ctf__lost(k, 95, 3), 0);
+	/* a module's symbol, then the kernel image's (module ""): an empty string after a
+	 * non-empty one, which babeltrace2 2.0.4 reads as the non-empty one */
+	for (int i = 0; i < 100; i++)	/* (it shows on the events babeltrace2 recycles) */
+		assert_int_equal(vperf_ev__kernel_symbol(k, 100, &(struct vperf_ev_kernel_symbol){
+			.addr = 0xffffffffc0000000ull, .size = 0x100, .name = "modfunc",
+			.module = "[kvm]" }), 0);
+	assert_int_equal(vperf_ev__kernel_symbol(k, 100, &(struct vperf_ev_kernel_symbol){
+		.addr = 0xffffffff81000000ull, .size = 0x100, .name = "kfunc" }), 0);
+	(void)ctf;
+}
+
+/* The same events as vperf 0.1.0 wrote them: its classes, no schema_version. */
+static void write_events_v0(struct vperf_ctf *ctf, struct vperf_ctf_stream *k,
+			    struct vperf_ctf_stream *u, const char *exe, uint64_t fn_off)
+{
+	uint64_t chain[2] = { BASE + fn_off, BASE + fn_off + 1 };
+	struct vperf_ctf_value ex[3] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
+					 VPERF_CTF_STR("app") };
+	struct vperf_ctf_value mm[7] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
+					 VPERF_CTF_U64(BASE), VPERF_CTF_U64(1ull << 30),
+					 VPERF_CTF_U64(0), VPERF_CTF_U32(5), VPERF_CTF_STR(exe) };
+	struct vperf_ctf_value cm[3] = { VPERF_CTF_U32(100), VPERF_CTF_U32(101),
+					 VPERF_CTF_STR("worker") };
+	struct vperf_ctf_value fk[4] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
+					 VPERF_CTF_U32(200), VPERF_CTF_U32(200) };
+	struct vperf_ctf_value ks[4] = { VPERF_CTF_U64(0xffffffff81000000ull),
+					 VPERF_CTF_U64(0x100), VPERF_CTF_STR("kfunc"),
+					 VPERF_CTF_STR("") };
+	struct vperf_ctf_value km[4] = { VPERF_CTF_U64(0xffffffffc0000000ull),
+					 VPERF_CTF_U64(0x100), VPERF_CTF_STR("modfunc"),
+					 VPERF_CTF_STR("[kvm]") };
+
+	assert_int_equal(vperf_ctf__emit(k, V0_PROCESS_EXEC, 10, ex, 3), 0);
+	assert_int_equal(vperf_ctf__emit(k, V0_MMAP, 20, mm, 7), 0);
+	assert_int_equal(vperf_ctf__emit(k, V0_COMM, 30, cm, 3), 0);
+	sample_v0(u, 40, 100, 100, BASE + fn_off, chain, 2);
+	sample_v0(u, 50, 100, 101, BASE + fn_off, NULL, 0);
+	assert_int_equal(vperf_ctf__emit(k, V0_PROCESS_FORK, 60, fk, 4), 0);
+	sample_v0(u, 70, 200, 200, BASE + fn_off, NULL, 0);
+	sample_v0(k, 75, 200, 200, 0xffffffff81000010ull, NULL, 0);
+	assert_int_equal(vperf_ctf__emit(k, V0_PROCESS_EXEC, 80, ex, 3), 0);
+	sample_v0(u, 90, 100, 100, BASE + fn_off, NULL, 0);
+	assert_int_equal(vperf_ctf__lost(k, 95, 3), 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(vperf_ctf__emit(k, V0_KSYM, 100, km, 4), 0);
+	assert_int_equal(vperf_ctf__emit(k, V0_KSYM, 100, ks, 4), 0);
+	(void)ctf;
+}
+
+static void write_recording(const char *dir, const char *exe, uint64_t fn_off, bool v0)
+{
+	struct vperf_schema sch;
+	struct vperf_ctf_env env[] = { { "events", "cpu-clock", false },
+				       { "callchains", "1", false }, VPERF_SCHEMA_ENV };
 	struct vperf_ctf_config cfg = { .size = sizeof(cfg), .hostname = "t", .env = env,
-					.nr_env = 2, .classes = cls, .nr_classes = NR_C };
+					.nr_env = v0 ? 2 : 3,
+					.classes = v0 ? v0_classes : sch.classes,
+					.nr_classes = v0 ? V0_NR : VPERF_EV_NR };
 	struct vperf_ctf *ctf;
 	struct vperf_ctf_stream *k, *u;
-	uint64_t chain[2] = { BASE + fn_off, BASE + fn_off + 1 };
 	char why[256];
 
-	vt_rec_classes(cls);
+	vperf_schema__init(&sch, NULL, 0);
 	assert_int_equal(vperf_ctf__new(dir, &cfg, &ctf, why, sizeof(why)), 0);
 	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_KERNEL, 0, &k), 0);
 	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_USER, 1, &u), 0);
-	{
-		struct vperf_ctf_value ex[3] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
-						 VPERF_CTF_STR("app") };
-		struct vperf_ctf_value mm[7] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
-						 VPERF_CTF_U64(BASE), VPERF_CTF_U64(1ull << 30),
-						 VPERF_CTF_U64(0), VPERF_CTF_U32(5),
-						 VPERF_CTF_STR(exe) };
-		struct vperf_ctf_value cm[3] = { VPERF_CTF_U32(100), VPERF_CTF_U32(101),
-						 VPERF_CTF_STR("worker") };
-		struct vperf_ctf_value fk[4] = { VPERF_CTF_U32(100), VPERF_CTF_U32(100),
-						 VPERF_CTF_U32(200), VPERF_CTF_U32(200) };
-		struct vperf_ctf_value ks[4] = { VPERF_CTF_U64(0xffffffff81000000ull),
-						 VPERF_CTF_U64(0x100), VPERF_CTF_STR("kfunc"),
-						 VPERF_CTF_STR("") };
-		struct vperf_ctf_value km[4] = { VPERF_CTF_U64(0xffffffffc0000000ull),
-						 VPERF_CTF_U64(0x100), VPERF_CTF_STR("modfunc"),
-						 VPERF_CTF_STR("[kvm]") };
-
-		assert_int_equal(vperf_ctf__emit(k, VPERF_CTF_EV_PROCESS_EXEC, 10, ex, 3), 0);
-		assert_int_equal(vperf_ctf__emit(k, C_MMAP, 20, mm, 7), 0);
-		assert_int_equal(vperf_ctf__emit(k, C_COMM, 30, cm, 3), 0);
-		sample(u, 40, 100, 100, BASE + fn_off, chain, 2);	/* app: the function */
-		sample(u, 50, 100, 101, BASE + fn_off, NULL, 0);	/* worker's name */
-		assert_int_equal(vperf_ctf__emit(k, VPERF_CTF_EV_PROCESS_FORK, 60, fk, 4), 0);
-		sample(u, 70, 200, 200, BASE + fn_off, NULL, 0);	/* the child: a copy */
-		sample(k, 75, 200, 200, 0xffffffff81000010ull, NULL, 0);	/* kernel */
-		assert_int_equal(vperf_ctf__emit(k, VPERF_CTF_EV_PROCESS_EXEC, 80, ex, 3), 0);
-		sample(u, 90, 100, 100, BASE + fn_off, NULL, 0);	/* after exec: unmapped */
-		assert_int_equal(vperf_ctf__lost(k, 95, 3), 0);
-		/* a module's symbol, then the kernel image's (module ""): an empty string after a
-		 * non-empty one, which babeltrace2 2.0.4 reads as the non-empty one */
-		for (int i = 0; i < 100; i++)	/* (it shows on the events babeltrace2 recycles) */
-			assert_int_equal(vperf_ctf__emit(k, C_KSYM, 100, km, 4), 0);
-		assert_int_equal(vperf_ctf__emit(k, C_KSYM, 100, ks, 4), 0);
-	}
+	(v0 ? write_events_v0 : write_events)(ctf, k, u, exe, fn_off);
 	assert_int_equal(vperf_ctf__flush(ctf), 0);
 	vperf_ctf__delete(ctf);
 }
 
-static void reader_follows_mmap_fork_exec_comm_and_kernel_symbols(void **state)
+/* The known recording (of schema 0, or 1) reads back as written. */
+static void check_known_recording(bool v0)
 {
 	char dir[64], exe[4096], why[256];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	struct vperf_report *r;
 	const struct vperf_report_frame *f;
 
-	(void)state;
 	assert_true(n > 0);
 	exe[n] = 0;
 	snprintf(dir, sizeof(dir), "/tmp/vperf-report-rec-%d", (int)getpid());
-	write_recording(dir, exe, self_offset((uintptr_t)report_known_function));
+	write_recording(dir, exe, self_offset((uintptr_t)report_known_function), v0);
 	assert_int_equal(vperf_report__open(dir, &r, why, sizeof(why)), 0);
 	assert_int_equal(r->nr_samples, 5);
 	assert_int_equal(r->nr_events, 1);
@@ -412,6 +464,10 @@ static void reader_follows_mmap_fork_exec_comm_and_kernel_symbols(void **state)
 	assert_true(r->callchains);
 	assert_true(r->have_ksyms);
 	assert_int_equal(r->lost, 3);
+	/* the exec's timeline event names the program: its comm, where no file was written */
+	for (size_t i = 0; i < r->nr_tlevs; i++)
+		if (r->tlevs[i].kind == VPERF_REPORT_EV_EXEC)
+			assert_string_equal(r->strings[r->tlevs[i].str], "app");
 	/* in time order: app's sample through its mapping, its chain's return address too */
 	assert_int_equal(r->samples[0].ts, 40);
 	assert_int_equal(r->samples[0].layer, VPERF_CTF_HOST_USER);
@@ -446,6 +502,73 @@ static void reader_follows_mmap_fork_exec_comm_and_kernel_symbols(void **state)
 	assert_int_equal(r->nr_unmapped, 1);
 	vperf_report__delete(r);
 	assert_int_equal(vt_rmtree(dir), 0);
+}
+
+static void reader_follows_mmap_fork_exec_comm_and_kernel_symbols(void **state)
+{
+	(void)state;
+	check_known_recording(false);
+}
+
+/* A recording of vperf 0.1.0's classes (no schema_version) reads as its schema-1 twin. */
+static void reader_reads_a_schema_0_recording_as_its_schema_1_twin(void **state)
+{
+	(void)state;
+	check_known_recording(true);
+}
+
+/* A recording of schema 1 (or newer) that is not what the schema says: refused, saying why. */
+static void reader_refuses_a_recording_not_of_its_schema_saying_why(void **state)
+{
+	static const struct vperf_ctf_field_desc short_sample[] = {
+		{ .name = "ip", .type = VPERF_CTF_TYPE_U64 },	/* and nothing else */
+	};
+	static const struct vperf_ctf_field_desc str_ip[] = {
+		{ .name = "ip", .type = VPERF_CTF_TYPE_STRING },
+	};
+	static const struct vperf_ctf_class_desc cls_short[] = { { "sample", short_sample, 1 } };
+	static const struct vperf_ctf_class_desc cls_str[] = { { "comm", str_ip, 1 } };
+	static const struct {
+		const char *version;
+		const struct vperf_ctf_class_desc *cls;
+		int err;
+		const char *why;
+	} cases[] = {
+		{ "1", cls_short, -EINVAL,
+		  "its sample events have no field user, which schema 1 has" },
+		{ "1", cls_str, -EINVAL, "its comm events have no field pid" },
+		{ "2", cls_short, -EPROTO,
+		  "its schema_version is not one this vperf reads (0 to 1)" },
+		{ "-1", cls_short, -EPROTO, "its schema_version is not one" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct vperf_ctf_env env[] = { { "schema_version", cases[i].version, true } };
+		struct vperf_ctf_config cfg = { .size = sizeof(cfg), .hostname = "t", .env = env,
+						.nr_env = 1, .classes = cases[i].cls,
+						.nr_classes = 1 };
+		struct vperf_ctf_value v[] = { VPERF_CTF_U64(0x1000) };
+		struct vperf_ctf_value vs[] = { VPERF_CTF_STR("x") };
+		struct vperf_ctf_stream *k;
+		struct vperf_report *r = NULL;
+		struct vperf_ctf *ctf;
+		char dir[64], why[512];
+
+		snprintf(dir, sizeof(dir), "/tmp/vperf-report-schema-%d", (int)getpid());
+		assert_int_equal(vperf_ctf__new(dir, &cfg, &ctf, why, sizeof(why)), 0);
+		assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_KERNEL, 0, &k), 0);
+		assert_int_equal(vperf_ctf__emit(k, 0, 10, cases[i].cls == cls_str ? vs : v, 1), 0);
+		assert_int_equal(vperf_ctf__flush(ctf), 0);
+		vperf_ctf__delete(ctf);
+		assert_int_equal(vperf_report__open(dir, &r, why, sizeof(why)), cases[i].err);
+		assert_null(r);
+		if (!strstr(why, "not a recording this vperf reads: ") ||
+		    !strstr(why, cases[i].why))
+			fail_msg("case %zu: the reason \"%s\" does not say \"%s\"", i, why,
+				 cases[i].why);
+		assert_int_equal(vt_rmtree(dir), 0);
+	}
 }
 
 /* An address space: a newer mapping covers what older ones had where it lies, nothing else. */
@@ -507,41 +630,34 @@ static double now_s(void)
  */
 static void write_many(const char *dir, uint32_t n)
 {
-	struct vperf_ctf_class_desc cls[NR_C];
-	struct vperf_ctf_env env[] = { { "events", "cpu-clock", false } };
+	struct vperf_schema sch;
+	struct vperf_ctf_env env[] = { { "events", "cpu-clock", false }, VPERF_SCHEMA_ENV };
 	struct vperf_ctf_config cfg = { .size = sizeof(cfg), .hostname = "t", .env = env,
-					.nr_env = 1, .classes = cls, .nr_classes = NR_C };
+					.nr_env = 2, .classes = sch.classes,
+					.nr_classes = VPERF_EV_NR };
 	struct vperf_ctf *ctf;
 	struct vperf_ctf_stream *k;
 	uint64_t ts = 1;
 	char why[256], name[64], file[64];
 
-	vt_rec_classes(cls);
+	vperf_schema__init(&sch, NULL, 0);
 	assert_int_equal(vperf_ctf__new(dir, &cfg, &ctf, why, sizeof(why)), 0);
 	assert_int_equal(vperf_ctf__stream(ctf, VPERF_CTF_HOST_USER, 0, &k), 0);
 	for (uint32_t i = 0; i < n; i++) {
-		struct vperf_ctf_value cm[3] = { VPERF_CTF_U32(1000 + i), VPERF_CTF_U32(1000 + i),
-						 VPERF_CTF_STR(name) };
-		struct vperf_ctf_value mk[3] = { VPERF_CTF_STR(name), VPERF_CTF_S64(i),
-						 VPERF_CTF_U8(2) };
-		struct vperf_ctf_value mm[7] = { VPERF_CTF_U32(1000 + i), VPERF_CTF_U32(1000 + i),
-						 VPERF_CTF_U64(BASE), VPERF_CTF_U64(0x1000),
-						 VPERF_CTF_U64(0), VPERF_CTF_U32(5),
-						 VPERF_CTF_STR(file) };
-		struct vperf_ctf_value one[7] = { VPERF_CTF_U32(1), VPERF_CTF_U32(1),
-						  VPERF_CTF_U64(MANY_BASE + (uint64_t)i * 0x1000),
-						  VPERF_CTF_U64(i % 2 ? 0x800 : 0x1000),
-						  VPERF_CTF_U64(0), VPERF_CTF_U32(5),
-						  VPERF_CTF_STR(file) };
-
 		snprintf(name, sizeof(name), "thread-%u", i);
-		assert_int_equal(vperf_ctf__emit(k, C_COMM, ts++, cm, 3), 0);
+		assert_int_equal(vperf_ev__comm(k, ts++, &(struct vperf_ev_comm){
+			.pid = 1000 + i, .tid = 1000 + i, .comm = name }), 0);
 		snprintf(name, sizeof(name), "marker-%u", i);
-		assert_int_equal(vperf_ctf__emit(k, VPERF_CTF_EV_MARKER, ts++, mk, 3), 0);
+		assert_int_equal(vperf_ev__marker(k, ts++, &(struct vperf_ev_marker){
+			.name = name, .value = i, .kind = 2 }), 0);
 		snprintf(file, sizeof(file), "/nonexistent/lib%u.so", i);
-		assert_int_equal(vperf_ctf__emit(k, C_MMAP, ts++, mm, 7), 0);
+		assert_int_equal(vperf_ev__mmap(k, ts++, &(struct vperf_ev_mmap){
+			.pid = 1000 + i, .tid = 1000 + i, .start = BASE, .len = 0x1000, .prot = 5,
+			.filename = file }), 0);
 		sample(k, ts++, 1000 + i, 1000 + i, BASE + 0x10, NULL, 0);
-		assert_int_equal(vperf_ctf__emit(k, C_MMAP, ts++, one, 7), 0);
+		assert_int_equal(vperf_ev__mmap(k, ts++, &(struct vperf_ev_mmap){
+			.pid = 1, .tid = 1, .start = MANY_BASE + (uint64_t)i * 0x1000,
+			.len = i % 2 ? 0x800 : 0x1000, .prot = 5, .filename = file }), 0);
 		if (i % 4096 == 4095)	/* as a recorder does: the writer's queue stays short */
 			assert_int_equal(vperf_ctf__flush(ctf), 0);
 	}
@@ -870,6 +986,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(elf_loader_refuses_what_is_not_a_regular_file_at_once),
 		cmocka_unit_test(guest_files_resolve_inside_their_root_only),
 		cmocka_unit_test(reader_follows_mmap_fork_exec_comm_and_kernel_symbols),
+		cmocka_unit_test(reader_reads_a_schema_0_recording_as_its_schema_1_twin),
+		cmocka_unit_test(reader_refuses_a_recording_not_of_its_schema_saying_why),
 		cmocka_unit_test(address_space_newest_mapping_wins_where_it_lies),
 		cmocka_unit_test(reader_scales_to_many_names_threads_and_mappings),
 		cmocka_unit_test(sort_keys_parse_and_refuse_unknown_ones),
