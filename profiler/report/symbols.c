@@ -115,21 +115,106 @@ static Elf_Scn *find_symtab(Elf *elf, Elf64_Word type, GElf_Shdr *sh)
 	return NULL;
 }
 
+/* The section called name, or NULL. */
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
+		    !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+#define PLT_ENTRY	16	/* x86-64: bytes per PLT entry */
+#define PLT_MAX		65536	/* entries named at most (a hostile file's .rela.plt is bounded) */
+
+/*
+ * The PLT's entries as symbols "NAME@plt", as perf names them: the n-th relocation of .rela.plt
+ * is the n-th entry of .plt.sec (where -z ibtplt made one), else of .plt after its first (the
+ * resolver's).  fn(arg, addr, name) per entry; the number of entries.
+ */
+static size_t plt_symbols(Elf *elf, void (*fn)(void *arg, uint64_t addr, const char *name),
+			  void *arg)
+{
+	GElf_Shdr rsh, psh, dsh;
+	Elf_Scn *rel = find_section(elf, ".rela.plt", &rsh), *plt, *dyn;
+	Elf_Data *rd, *dd;
+	uint64_t base, n, slots;
+	size_t done = 0;
+
+	plt = find_section(elf, ".plt.sec", &psh);
+	base = plt ? psh.sh_addr : 0;
+	if (!plt && (plt = find_section(elf, ".plt", &psh)))
+		base = psh.sh_addr + PLT_ENTRY;
+	if (!rel || !plt || rsh.sh_type != SHT_RELA || !rsh.sh_entsize || !psh.sh_addr ||
+	    !(dyn = elf_getscn(elf, rsh.sh_link)) || !gelf_getshdr(dyn, &dsh) ||
+	    !(rd = elf_getdata(rel, NULL)) || !(dd = elf_getdata(dyn, NULL)) ||
+	    psh.sh_addr + psh.sh_size < base)
+		return 0;
+	n = rsh.sh_size / rsh.sh_entsize;
+	slots = (psh.sh_addr + psh.sh_size - base) / PLT_ENTRY;
+	for (uint64_t i = 0; i < n && i < slots && i < PLT_MAX; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getrela(rd, (int)i, &r) ||
+		    !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym) ||
+		    !(name = elf_strptr(elf, dsh.sh_link, sym.st_name)) || !*name ||
+		    strlen(name) > 4096)
+			continue;
+		fn(arg, base + i * PLT_ENTRY, name);
+		done++;
+	}
+	return done;
+}
+
+/* load_symbols()'s two passes over the PLT: its names' length, then the symbols. */
+struct plt_pass {
+	struct vperf_report_elf *e;
+	size_t len, off;
+	bool copy;
+};
+
+static void plt_one(void *arg, uint64_t addr, const char *name)
+{
+	struct plt_pass *p = arg;
+	size_t l = strlen(name);
+
+	if (!p->copy) {
+		p->len += l + sizeof("@plt");
+		p->e->nr_syms++;
+		return;
+	}
+	memcpy(p->e->strings + p->off, name, l);
+	memcpy(p->e->strings + p->off + l, "@plt", sizeof("@plt"));
+	p->e->syms[p->e->nr_syms].addr = addr;
+	p->e->syms[p->e->nr_syms].size = PLT_ENTRY;
+	p->e->syms[p->e->nr_syms].name = p->e->strings + p->off;
+	p->e->nr_syms++;
+	p->off += l + sizeof("@plt");
+}
+
 static int load_symbols(Elf *elf, struct vperf_report_elf *e)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = find_symtab(elf, SHT_SYMTAB, &sh);
 	Elf_Data *data;
 	size_t n, len = 0, off = 0;
+	struct plt_pass plt = { .e = e };
 
 	if (!scn)
 		scn = find_symtab(elf, SHT_DYNSYM, &sh);
-	if (!scn)
-		return 0;	/* stripped: every address unknown */
-	data = elf_getdata(scn, NULL);
-	if (!data)
-		return 0;
-	n = sh.sh_size / sh.sh_entsize;
+	data = scn ? elf_getdata(scn, NULL) : NULL;
+	n = data ? sh.sh_size / sh.sh_entsize : 0;	/* none: stripped, the PLT's names only */
 	/* two passes: the names' total length, then copies (the ELF file is closed after) */
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < n; i++) {
@@ -157,7 +242,11 @@ static int load_symbols(Elf *elf, struct vperf_report_elf *e)
 			e->nr_syms++;
 			off += l;
 		}
+		plt.copy = pass;
+		plt.off = off;
+		plt_symbols(elf, plt_one, &plt);
 		if (!pass) {
+			len += plt.len;
 			e->syms = calloc(e->nr_syms ? e->nr_syms : 1, sizeof(*e->syms));
 			e->strings = malloc(len ? len : 1);
 			if (!e->syms || !e->strings)

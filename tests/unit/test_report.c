@@ -102,6 +102,45 @@ static void self_exe(char *exe, size_t len)
 	exe[n] = '\0';
 }
 
+/*
+ * The PLT's entries are named NAME@plt, as binutils' objdump names them (the reader we check
+ * against): every entry objdump shows in this test's .plt and .plt.sec, at its address.
+ */
+static void elf_plt_entries_are_named_as_objdump_names_them(void **state)
+{
+	struct vperf_report_elf e;
+	char exe[4096], cmd[4200], line[512];
+	unsigned long long addr;
+	char name[256];
+	size_t seen = 0;
+	FILE *f;
+
+	(void)state;
+	self_exe(exe, sizeof(exe));
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec '%s' 2>/dev/null", exe);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_int_equal(vperf_report_elf__load(&e, exe), 0);
+	while (fgets(line, sizeof(line), f)) {
+		const struct vperf_report_sym *s;
+
+		/* "0000000000008030 <malloc@plt>:" */
+		if (sscanf(line, "%llx <%255[^>]>:", &addr, name) != 2 || !strstr(name, "@plt") ||
+		    strpbrk(name, "+-"))
+			continue;	/* "malloc@plt-0x10": PLT0, the resolver's, no function's */
+		s = vperf_report_sym_find(e.syms, e.nr_syms, addr + 4);
+		if (!s || strcmp(s->name, name) || s->addr != addr)
+			fail_msg("objdump's %s at 0x%llx: ours %s at 0x%llx", name, addr,
+				 s ? s->name : "(none)", s ? (unsigned long long)s->addr : 0ull);
+		seen++;
+	}
+	if (pclose(f) || !seen)
+		vt_skip("objdump (binutils) did not list this test's PLT: nothing to check "
+			"against");
+	assert_true(seen > 10);	/* this test calls dozens of functions through it */
+	vperf_report_elf__exit(&e);
+}
+
 static void elf_symbols_of_this_test_name_its_own_function(void **state)
 {
 	struct vperf_report_elf e;
@@ -983,6 +1022,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(syms_sorted_sized_to_the_next_and_found_by_address),
 		cmocka_unit_test(elf_symbols_of_this_test_name_its_own_function),
+		cmocka_unit_test(elf_plt_entries_are_named_as_objdump_names_them),
 		cmocka_unit_test(elf_loader_refuses_what_is_not_a_regular_file_at_once),
 		cmocka_unit_test(guest_files_resolve_inside_their_root_only),
 		cmocka_unit_test(reader_follows_mmap_fork_exec_comm_and_kernel_symbols),
