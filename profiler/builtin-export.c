@@ -20,7 +20,10 @@
 #include "export.h"
 #endif
 
-enum { OPT_HELP = 'h', OPT_INPUT = 'i', OPT_OUTPUT = 'o', OPT_EVENT = 'e', OPT_TO = 0x100 };
+struct export_opts {
+	const char *dir, *to, *output, *event;
+};
+
 
 static const char *const export_synopsis[] = {
 	"vperf export [-i <dir>] --to folded|flame|pprof|chrome -o <file> [-e <event>]",
@@ -28,23 +31,24 @@ static const char *const export_synopsis[] = {
 	NULL,
 };
 
+#define T struct export_opts
 static const struct cli_option export_options[] = {
-	{ 'i', "input", "dir", "the recording (default " RECDIR_DEFAULT ")", OPT_INPUT },
-	{ 0, "to", "format", "folded: collapsed stacks, \"comm;root;...;leaf count\" per line, "
-	  "for flamegraph.pl and speedscope; flame: a flame graph, one self-contained SVG; pprof: "
-	  "a gzipped profile.proto for `go tool pprof`, values samples and the event's period; "
-	  "chrome: a timeline in the Trace Event Format's "
-	  "JSON (threads' running slices, CPUs, samples, counters, forks, exits, losses) for "
-	  "Perfetto's UI and chrome://tracing; ctf: a directory of LTTng kernel traces (host/, "
-	  "guest/ for a VM recording) of the scheduling, process and KVM events, for Trace "
-	  "Compass and babeltrace2", OPT_TO },
-	{ 'o', "output", "file", "where to write (- for stdout; ctf: a new or empty directory)",
-	  OPT_OUTPUT },
-	{ 'e', "event", "event", "which sampled event (default: the recording's first; chrome: "
-	  "all)",
-	  OPT_EVENT },
-	{ 'h', "help", NULL, "show this help", OPT_HELP },
+	CLI_OPT_STR(T, 'i', "input", "dir", dir, "the recording (default " RECDIR_DEFAULT ")"),
+	CLI_OPT_STR(T, 0, "to", "format", to, "folded: collapsed stacks, \"comm;root;...;leaf "
+		    "count\" per line, for flamegraph.pl and speedscope; flame: a flame graph, one "
+		    "self-contained SVG; pprof: a gzipped profile.proto for `go tool pprof`, values "
+		    "samples and the event's period; chrome: a timeline in the Trace Event Format's "
+		    "JSON (threads' running slices, CPUs, samples, counters, forks, exits, losses) "
+		    "for Perfetto's UI and chrome://tracing; ctf: a directory of LTTng kernel traces "
+		    "(host/, guest/ for a VM recording) of the scheduling, process and KVM events, "
+		    "for Trace Compass and babeltrace2"),
+	CLI_OPT_STR(T, 'o', "output", "file", output, "where to write (- for stdout; ctf: a new or "
+		    "empty directory)"),
+	CLI_OPT_STR(T, 'e', "event", "event", event, "which sampled event (default: the "
+		    "recording's first; chrome: all)"),
+	CLI_OPT_HELP(),
 };
+#undef T
 
 static const struct cli_usage export_usage = {
 	.cmd = "export",
@@ -59,55 +63,26 @@ static const struct cli_usage export_usage = {
 	.permute = true,
 };
 
-struct export_opts {
-	const char *dir, *to, *output, *event;
-};
-
 static int parse_opts(struct export_opts *o, int argc, char **argv)
 {
-	struct cli_parser p;
-	int c, status = -1;
+	int status, first;
 
 	memset(o, 0, sizeof(*o));
 	o->dir = RECDIR_DEFAULT;
-	if (cli_parser__init(&p, &export_usage, argc, argv))
-		return cli_error("export", "out of memory");
-	while ((c = cli_getopt(&p)) != CLI_OPT_END) {
-		switch (c) {
-		case OPT_HELP:
-			cli_usage__print(&export_usage, stdout);
-			status = 0;
-			goto out;
-		case OPT_INPUT:
-			o->dir = p.optarg;
-			break;
-		case OPT_TO:
-			o->to = p.optarg;
-			break;
-		case OPT_OUTPUT:
-			o->output = p.optarg;
-			break;
-		case OPT_EVENT:
-			o->event = p.optarg;
-			break;
-		default:
-			status = VPERF_EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (p.optind < argc)
-		status = cli_usage_error(&export_usage, "unexpected argument '%s' (the recording "
-					 "is given with -i DIR)", argv[p.optind]);
-	else if (!*o->dir)
-		status = cli_usage_error(&export_usage, "-i needs a directory, not an empty name");
-	else if (!o->to)
-		status = cli_usage_error(&export_usage, "--to is missing: folded, flame, pprof, "
-					 "chrome or ctf");
-	else if (!o->output || !*o->output)
-		status = cli_usage_error(&export_usage, "-o FILE is missing (- for stdout)");
-out:
-	cli_parser__exit(&p);
-	return status;
+	status = cli_parse(&export_usage, argc, argv, o, NULL, &first);
+	if (status >= 0)
+		return status;
+	if (first < argc)
+		return cli_usage_error(&export_usage, "unexpected argument '%s' (the recording is "
+				       "given with -i DIR)", argv[first]);
+	if (!*o->dir)
+		return cli_usage_error(&export_usage, "-i needs a directory, not an empty name");
+	if (!o->to)
+		return cli_usage_error(&export_usage, "--to is missing: folded, flame, pprof, "
+				       "chrome or ctf");
+	if (!o->output || !*o->output)
+		return cli_usage_error(&export_usage, "-o FILE is missing (- for stdout)");
+	return -1;
 }
 
 #ifdef VPERF_HAVE_REPORT

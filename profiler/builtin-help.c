@@ -14,7 +14,7 @@ static const char *const help_synopsis[] = {
 };
 
 static const struct cli_option help_options[] = {
-	{ 'h', "help", NULL, "show this help", 'h' },
+	CLI_OPT_HELP(),
 };
 
 static const struct cli_usage help_usage = {
@@ -28,47 +28,28 @@ static const struct cli_usage help_usage = {
 int cmd_help(int argc, char **argv)
 {
 	const struct cmd_struct *cmd, *close;
-	struct cli_parser p;
 	char *sub_argv[3];
-	int c, status = 0;
+	int first, status = cli_parse(&help_usage, argc, argv, NULL, NULL, &first);
 
-	if (cli_parser__init(&p, &help_usage, argc, argv))
-		return cli_error("help", "out of memory");
-	while ((c = cli_getopt(&p)) != CLI_OPT_END) {
-		if (c == CLI_OPT_ERROR) {
-			status = VPERF_EXIT_USAGE;
-			goto out;
-		}
-		if (c == 'h') {
-			cli_usage__print(&help_usage, stdout);
-			goto out;
-		}
-	}
-	if (p.optind >= argc) {
+	if (status >= 0)
+		return status;
+	if (first >= argc) {
 		builtin_print_overview(stdout);
-		goto out;
+		return 0;
 	}
-	if (argc - p.optind > 1) {
-		status = cli_usage_error(&help_usage,
-					 "too many arguments: '%s' (give one command)",
-					 argv[p.optind + 1]);
-		goto out;
-	}
-	cmd = builtin_find(argv[p.optind]);
+	if (argc - first > 1)
+		return cli_usage_error(&help_usage, "too many arguments: '%s' (give one command)",
+				       argv[first + 1]);
+	cmd = builtin_find(argv[first]);
 	if (!cmd) {
-		close = builtin_closest(argv[p.optind]);
-		status = cli_usage_error(&help_usage,
-			"'%s' is not a vperf command%s%s%s",
-			argv[p.optind], close ? "; did you mean '" : "",
-			close ? close->name : "", close ? "'?" : "");
-		goto out;
+		close = builtin_closest(argv[first]);
+		return cli_usage_error(&help_usage, "'%s' is not a vperf command%s%s%s",
+				       argv[first], close ? "; did you mean '" : "",
+				       close ? close->name : "", close ? "'?" : "");
 	}
 	/* `vperf help stat` is `vperf stat --help`. */
 	sub_argv[0] = (char *)cmd->name;
 	sub_argv[1] = (char *)"--help";
 	sub_argv[2] = NULL;
-	status = cmd->fn(2, sub_argv);
-out:
-	cli_parser__exit(&p);
-	return status;
+	return cmd->fn(2, sub_argv);
 }

@@ -17,19 +17,22 @@
 
 #define NAME_COLUMN 48
 
-enum { OPT_HELP = 'h', OPT_DESC = 'd', OPT_USABLE = 'u' };
+struct list_opts {
+	bool desc, usable;
+};
 
 static const char *const list_synopsis[] = {
 	"vperf list [-d] [-u] [<pattern>]",
 	NULL,
 };
 
+#define T struct list_opts
 static const struct cli_option list_options[] = {
-	{ 'd', "desc", NULL, "show each event's description", OPT_DESC },
-	{ 'u', "usable", NULL, "only the events that can be counted here",
-	  OPT_USABLE },
-	{ 'h', "help", NULL, "show this help", OPT_HELP },
+	CLI_OPT_FLAG(T, 'd', "desc", desc, "show each event's description"),
+	CLI_OPT_FLAG(T, 'u', "usable", usable, "only the events that can be counted here"),
+	CLI_OPT_HELP(),
 };
+#undef T
 
 static const struct cli_usage list_usage = {
 	.cmd = "list",
@@ -259,37 +262,22 @@ static void print_list(const struct list_ctx *ctx, bool desc)
 int cmd_list(int argc, char **argv)
 {
 	struct list_ctx ctx = { .pattern = NULL };
-	struct cli_parser p;
-	bool desc = false;
-	int c, err, status = 0;
+	struct list_opts o = { .desc = false };
+	int first, err, status = cli_parse(&list_usage, argc, argv, &o, NULL, &first);
 
-	if (cli_parser__init(&p, &list_usage, argc, argv))
-		return cli_error("list", "out of memory");
-	while ((c = cli_getopt(&p)) != CLI_OPT_END) {
-		switch (c) {
-		case OPT_HELP:
-			cli_usage__print(&list_usage, stdout);
-			goto out;
-		case OPT_DESC:
-			desc = true;
-			break;
-		case OPT_USABLE:
-			ctx.usable_only = true;
-			break;
-		default:
-			status = VPERF_EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (argc - p.optind > 1) {
+	if (status >= 0)
+		return status;
+	status = 0;
+	ctx.usable_only = o.usable;
+	if (argc - first > 1) {
 		status = cli_usage_error(&list_usage,
 			"too many patterns: '%s' and '%s' (give at most one; a "
 			"glob such as '*clock*' can match several names)",
-			argv[p.optind], argv[p.optind + 1]);
+			argv[first], argv[first + 1]);
 		goto out;
 	}
-	if (p.optind < argc) {
-		ctx.pattern = argv[p.optind];
+	if (first < argc) {
+		ctx.pattern = argv[first];
 		if (!*ctx.pattern) {
 			status = cli_usage_error(&list_usage,
 				"empty pattern: give part of an event name, "
@@ -316,11 +304,10 @@ int cmd_list(int argc, char **argv)
 			ctx.usable_only ? " among the usable ones" : "");
 		goto out;
 	}
-	print_list(&ctx, desc);
+	print_list(&ctx, o.desc);
 out:
 	for (size_t i = 0; i < ctx.n; i++)
 		list_event__exit(&ctx.v[i]);
 	free(ctx.v);
-	cli_parser__exit(&p);
 	return status;
 }

@@ -33,12 +33,6 @@
 #include "report.h"
 #endif
 
-enum {
-	OPT_HELP = 'h', OPT_INPUT = 'i', OPT_SORT = 's', OPT_GRAPH = 'g', OPT_SEP = 'x',
-	OPT_JSON = 'j', OPT_OUTPUT = 'o', OPT_HEADER = 0x100, OPT_STDIO, OPT_STATES, OPT_TID,
-	OPT_VCPU, OPT_FLAME, OPT_GUEST_ROOT,
-};
-
 #define NR_LONGEST	5	/* --states --tid: the longest waits shown */
 #define CHAIN_DEPTH	6	/* and how far back each one's chain of wakers goes */
 
@@ -53,32 +47,54 @@ static const char *const report_synopsis[] = {
 	NULL,
 };
 
-static const struct cli_option report_options[] = {
-	{ 'i', "input", "dir", "the recording (default " RECDIR_DEFAULT ")", OPT_INPUT },
-	{ 's', "sort", "keys", "group samples by these, comma-separated: symbol, dso, thread (or "
-	  "tid), pid, comm, layer (default " DEFAULT_SORT ")", OPT_SORT },
-	{ 'g', "call-graph", "order", "print each row's callchains, caller (root first) or callee "
-	  "(the sampled function first); the recording needs `vperf record -g`", OPT_GRAPH },
-	{ 0, "stdio", NULL, "a table for people (the default)", OPT_STDIO },
-	{ 'x', "field-separator", "sep", "CSV: a header line, then one line per row, fields "
-	  "separated by sep", OPT_SEP },
-	{ 'j', "json", NULL, "one JSON object: every event's rows (and -g's chains)", OPT_JSON },
-	{ 0, "header", NULL, "print what the recording holds: layers, events per type, losses, "
-	  "clock mapping, duration", OPT_HEADER },
-	{ 0, "states", NULL, "a `vperf vm record` recording: where each guest thread's wall time "
-	  "went (running, in a VM exit, preempted on the host, runnable, waiting for a timer, a "
-	  "device or a thread) and each vCPU's (docs/states.md)", OPT_STATES },
-	{ 0, "tid", "tid", "--states: only this guest thread, with its longest waits and the "
-	  "chain of wakeups behind each", OPT_TID },
-	{ 0, "vcpu", "n", "--states: only vCPU n's table", OPT_VCPU },
-	{ 0, "flame", NULL, "draw the first sampled event's stacks as a flame graph, one "
-	  "self-contained SVG (as `vperf export --to flame`); needs -o", OPT_FLAME },
-	{ 'o', "output", "file", "--flame: the SVG to write (- for stdout)", OPT_OUTPUT },
-	{ 0, "guest-root", "dir", "a `vperf vm record` recording: find the guest's files under dir "
-	  "(a copy of its file system) instead of where the recording's list says they came from",
-	  OPT_GUEST_ROOT },
-	{ 'h', "help", NULL, "show this help", OPT_HELP },
+enum format { FMT_STDIO, FMT_CSV, FMT_JSON };
+
+struct report_opts {
+	const char *dir, *sort, *sep, *output, *guest_root;
+	enum format fmt;
+	bool header, graph, caller, states, flame;
+	long tid, vcpu;			/* -1: all */
 };
+
+static int graph_arg(void *o, const char *arg, char *why, size_t len);
+static int stdio_arg(void *o, const char *arg, char *why, size_t len);
+static int sep_arg(void *o, const char *arg, char *why, size_t len);
+static int json_arg(void *o, const char *arg, char *why, size_t len);
+static int tid_arg(void *member, const char *arg, char *why, size_t len);
+static int vcpu_arg(void *member, const char *arg, char *why, size_t len);
+static int root_arg(void *member, const char *arg, char *why, size_t len);
+
+#define T struct report_opts
+static const struct cli_option report_options[] = {
+	CLI_OPT_STR(T, 'i', "input", "dir", dir, "the recording (default " RECDIR_DEFAULT ")"),
+	CLI_OPT_STR(T, 's', "sort", "keys", sort, "group samples by these, comma-separated: "
+		    "symbol, dso, thread (or tid), pid, comm, layer (default " DEFAULT_SORT ")"),
+	CLI_OPT_CB(T, 'g', "call-graph", "order", graph_arg, "print each row's callchains, caller "
+		   "(root first) or callee (the sampled function first); the recording needs "
+		   "`vperf record -g`"),
+	CLI_OPT_CB(T, 0, "stdio", NULL, stdio_arg, "a table for people (the default)"),
+	CLI_OPT_CB(T, 'x', "field-separator", "sep", sep_arg, "CSV: a header line, then one line "
+		   "per row, fields separated by sep"),
+	CLI_OPT_CB(T, 'j', "json", NULL, json_arg, "one JSON object: every event's rows (and -g's "
+		   "chains)"),
+	CLI_OPT_FLAG(T, 0, "header", header, "print what the recording holds: layers, events per "
+		     "type, losses, clock mapping, duration"),
+	CLI_OPT_FLAG(T, 0, "states", states, "a `vperf vm record` recording: where each guest "
+		     "thread's wall time went (running, in a VM exit, preempted on the host, "
+		     "runnable, waiting for a timer, a device or a thread) and each vCPU's "
+		     "(docs/states.md)"),
+	CLI_OPT_FN(T, 0, "tid", "tid", tid, tid_arg, "--states: only this guest thread, with its "
+		   "longest waits and the chain of wakeups behind each"),
+	CLI_OPT_FN(T, 0, "vcpu", "n", vcpu, vcpu_arg, "--states: only vCPU n's table"),
+	CLI_OPT_FLAG(T, 0, "flame", flame, "draw the first sampled event's stacks as a flame graph, "
+		     "one self-contained SVG (as `vperf export --to flame`); needs -o"),
+	CLI_OPT_STR(T, 'o', "output", "file", output, "--flame: the SVG to write (- for stdout)"),
+	CLI_OPT_FN(T, 0, "guest-root", "dir", guest_root, root_arg, "a `vperf vm record` "
+		   "recording: find the guest's files under dir (a copy of its file system) "
+		   "instead of where the recording's list says they came from"),
+	CLI_OPT_HELP(),
+};
+#undef T
 
 static const struct cli_usage report_usage = {
 	.cmd = "report",
@@ -94,14 +110,6 @@ static const struct cli_usage report_usage = {
 	.permute = true,
 };
 
-enum format { FMT_STDIO, FMT_CSV, FMT_JSON };
-
-struct report_opts {
-	const char *dir, *sort, *sep, *output, *guest_root;
-	enum format fmt;
-	bool header, graph, caller, states, flame;
-	long tid, vcpu;			/* -1: all */
-};
 
 static int parse_num(const char *s, long max, long *out)
 {
@@ -116,106 +124,85 @@ static int parse_num(const char *s, long max, long *out)
 	return 0;
 }
 
+static int graph_arg(void *base, const char *arg, char *why, size_t len)
+{
+	struct report_opts *o = base;
+
+	if (strcmp(arg, "caller") && strcmp(arg, "callee"))
+		return snprintf(why, len, "-g '%s': caller or callee", arg);
+	o->graph = true;
+	o->caller = !strcmp(arg, "caller");
+	return 0;
+}
+
+static int stdio_arg(void *base, const char *arg, char *why, size_t len)
+{
+	(void)arg, (void)why, (void)len;
+	((struct report_opts *)base)->fmt = FMT_STDIO;
+	return 0;
+}
+
+static int sep_arg(void *base, const char *arg, char *why, size_t len)
+{
+	struct report_opts *o = base;
+
+	if (!*arg || strpbrk(arg, "\"\n"))
+		return snprintf(why, len, "-x '%s': a separator of one or more characters, without "
+				"'\"' or a newline", arg);
+	o->sep = arg;
+	o->fmt = FMT_CSV;
+	return 0;
+}
+
+static int json_arg(void *base, const char *arg, char *why, size_t len)
+{
+	(void)arg, (void)why, (void)len;
+	((struct report_opts *)base)->fmt = FMT_JSON;
+	return 0;
+}
+
+static int tid_arg(void *member, const char *arg, char *why, size_t len)
+{
+	return parse_num(arg, 0x3fffffff, member) ?
+	       snprintf(why, len, "--tid '%s': a thread id", arg) : 0;
+}
+
+static int vcpu_arg(void *member, const char *arg, char *why, size_t len)
+{
+	return parse_num(arg, 1023, member) ?
+	       snprintf(why, len, "--vcpu '%s': a vCPU number (0..1023)", arg) : 0;
+}
+
+static int root_arg(void *member, const char *arg, char *why, size_t len)
+{
+	struct stat st;
+	int e = stat(arg, &st) ? errno : 0;
+
+	if (e || !S_ISDIR(st.st_mode))
+		return snprintf(why, len, "--guest-root '%s': %s", arg,
+				e ? strerror(e) : "not a directory");
+	*(const char **)member = arg;
+	return 0;
+}
+
+/* The options, checked together: -1 to go on, else the exit status. */
 static int parse_opts(struct report_opts *o, int argc, char **argv)
 {
-	struct cli_parser p;
-	int c, status = -1;
+	int first, status;
 
 	memset(o, 0, sizeof(*o));
 	o->dir = RECDIR_DEFAULT;
 	o->sort = DEFAULT_SORT;
 	o->tid = o->vcpu = -1;
-	if (cli_parser__init(&p, &report_usage, argc, argv))
-		return cli_error("report", "out of memory");
-	while ((c = cli_getopt(&p)) != CLI_OPT_END) {
-		switch (c) {
-		case OPT_HELP:
-			cli_usage__print(&report_usage, stdout);
-			status = 0;
-			goto out;
-		case OPT_HEADER:
-			o->header = true;
-			break;
-		case OPT_STATES:
-			o->states = true;
-			break;
-		case OPT_FLAME:
-			o->flame = true;
-			break;
-		case OPT_OUTPUT:
-			o->output = p.optarg;
-			break;
-		case OPT_GUEST_ROOT: {
-			struct stat st;
-			int e = stat(p.optarg, &st) ? errno : 0;
-
-			if (e || !S_ISDIR(st.st_mode)) {
-				status = cli_usage_error(&report_usage, "--guest-root '%s': %s", p.optarg,
-							 e ? strerror(e) : "not a directory");
-				goto out;
-			}
-			o->guest_root = p.optarg;
-			break;
-		}
-		case OPT_TID:
-			if (parse_num(p.optarg, 0x3fffffff, &o->tid)) {
-				status = cli_usage_error(&report_usage, "--tid '%s': a thread id",
-							 p.optarg);
-				goto out;
-			}
-			break;
-		case OPT_VCPU:
-			if (parse_num(p.optarg, 1023, &o->vcpu)) {
-				status = cli_usage_error(&report_usage, "--vcpu '%s': a vCPU number "
-							 "(0..1023)", p.optarg);
-				goto out;
-			}
-			break;
-		case OPT_INPUT:
-			o->dir = p.optarg;
-			break;
-		case OPT_SORT:
-			o->sort = p.optarg;
-			break;
-		case OPT_GRAPH:
-			if (strcmp(p.optarg, "caller") && strcmp(p.optarg, "callee")) {
-				status = cli_usage_error(&report_usage, "-g '%s': caller or callee",
-							 p.optarg);
-				goto out;
-			}
-			o->graph = true;
-			o->caller = !strcmp(p.optarg, "caller");
-			break;
-		case OPT_STDIO:
-			o->fmt = FMT_STDIO;
-			break;
-		case OPT_SEP:
-			if (!*p.optarg || strpbrk(p.optarg, "\"\n")) {
-				status = cli_usage_error(&report_usage, "-x '%s': a separator of "
-							 "one or more characters, without '\"' or "
-							 "a newline", p.optarg);
-				goto out;
-			}
-			o->sep = p.optarg;
-			o->fmt = FMT_CSV;
-			break;
-		case OPT_JSON:
-			o->fmt = FMT_JSON;
-			break;
-		default:
-			status = VPERF_EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (p.optind < argc) {
-		status = cli_usage_error(&report_usage, "unexpected argument '%s' (the recording "
-					 "is given with -i DIR)", argv[p.optind]);
-		goto out;
-	}
-	if (!*o->dir) {
-		status = cli_usage_error(&report_usage, "-i needs a directory, not an empty name");
-		goto out;
-	}
+	status = cli_parse(&report_usage, argc, argv, o, NULL, &first);
+	if (status >= 0)
+		return status;
+	status = -1;
+	if (first < argc)
+		return cli_usage_error(&report_usage, "unexpected argument '%s' (the recording is "
+				       "given with -i DIR)", argv[first]);
+	if (!*o->dir)
+		return cli_usage_error(&report_usage, "-i needs a directory, not an empty name");
 	if (o->graph && o->fmt == FMT_CSV)
 		status = cli_usage_error(&report_usage, "-g prints with --stdio or -j, not -x");
 	else if ((o->tid >= 0 || o->vcpu >= 0) && !o->states)
@@ -233,8 +220,6 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 	else if (o->flame && (o->states || o->header || o->graph || o->fmt != FMT_STDIO ||
 			      strcmp(o->sort, DEFAULT_SORT)))
 		status = cli_usage_error(&report_usage, "--flame takes only -i and -o");
-out:
-	cli_parser__exit(&p);
 	return status;
 }
 

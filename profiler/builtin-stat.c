@@ -54,42 +54,62 @@ static const char *const default_events[] = {
 	"cycles", "instructions",
 };
 
-enum {
-	OPT_EVENT = 'e', OPT_PID = 'p', OPT_TID = 't', OPT_REPEAT = 'r',
-	OPT_CSV = 'x', OPT_JSON = 'j', OPT_OUTPUT = 'o', OPT_INTERVAL = 'I',
-	OPT_HELP = 'h', OPT_PER_THREAD = 0x100, OPT_BACKEND,
-};
-
 static const char *const stat_synopsis[] = {
 	"vperf stat [<options>] [--] <command> [<args>]",
 	"vperf stat [<options>] -p <pid> | -t <tid>",
 	NULL,
 };
 
-static const struct cli_option stat_options[] = {
-	{ 'e', "event", "events", "events to count, comma separated "
-	  "('vperf list')", OPT_EVENT },
-	{ 'p', "pid", "pid", "count a running process until it exits or "
-	  "^C", OPT_PID },
-	{ 't', "tid", "tid", "count a running thread until it exits or ^C",
-	  OPT_TID },
-	{ 0, "per-thread", NULL, "show counts per thread ('comm-tid')",
-	  OPT_PER_THREAD },
-	{ 0, "backend", "pv|perf", "count through vperf_guest.ko (pv: hardware "
-	  "events by the host's PMU) or the kernel's perf only; default: pv for "
-	  "vperf:: events and, in a guest without a PMU, hardware events", OPT_BACKEND },
-	{ 'r', "repeat", "n", "run the command n times: means, +- spread",
-	  OPT_REPEAT },
-	{ 'x', "field-separator", "sep", "CSV output with separator sep",
-	  OPT_CSV },
-	{ 'j', "json-output", NULL, "JSON output, one object per line",
-	  OPT_JSON },
-	{ 'o', "output", "file", "write the counts to file, not stderr",
-	  OPT_OUTPUT },
-	{ 'I', "interval-print", "ms", "print counts every ms milliseconds "
-	  "(>= 10)", OPT_INTERVAL },
-	{ 'h', "help", NULL, "show this help", OPT_HELP },
+struct stat_opts {
+	struct strlist events;
+	bool explicit_events;	/* -e given: every event must open */
+	pid_t pid, tid;
+	const char *pid_arg, *tid_arg;
+	struct stat_id { pid_t id; const char *arg; } p_opt, t_opt;	/* -p, -t as given */
+	bool per_thread;
+	const char *backend;	/* --backend, NULL: automatic */
+	long repeat;		/* 0: no -r */
+	long interval_ms;	/* 0: no -I */
+	bool json;
+	const char *csv_sep;	/* NULL: no -x */
+	const char *output;	/* NULL: stderr */
+	char **argv;		/* the command, NULL-terminated, or NULL */
 };
+
+static int events_arg(void *member, const char *arg, char *why, size_t len);
+static int pid_arg(void *member, const char *arg, char *why, size_t len);
+static int tid_arg(void *member, const char *arg, char *why, size_t len);
+static int backend_arg(void *member, const char *arg, char *why, size_t len);
+static int repeat_arg(void *member, const char *arg, char *why, size_t len);
+static int sep_arg(void *member, const char *arg, char *why, size_t len);
+static int output_arg(void *member, const char *arg, char *why, size_t len);
+static int interval_arg(void *member, const char *arg, char *why, size_t len);
+
+#define T struct stat_opts
+static const struct cli_option stat_options[] = {
+	CLI_OPT_FN(T, 'e', "event", "events", events, events_arg, "events to count, comma "
+		   "separated ('vperf list')"),
+	CLI_OPT_FN(T, 'p', "pid", "pid", p_opt, pid_arg, "count a running process until it exits "
+		   "or ^C"),
+	CLI_OPT_FN(T, 't', "tid", "tid", t_opt, tid_arg, "count a running thread until it exits "
+		   "or ^C"),
+	CLI_OPT_FLAG(T, 0, "per-thread", per_thread, "show counts per thread ('comm-tid')"),
+	CLI_OPT_FN(T, 0, "backend", "pv|perf", backend, backend_arg, "count through "
+		   "vperf_guest.ko (pv: hardware events by the host's PMU) or the kernel's perf "
+		   "only; default: pv for vperf:: events and, in a guest without a PMU, hardware "
+		   "events"),
+	CLI_OPT_FN(T, 'r', "repeat", "n", repeat, repeat_arg, "run the command n times: means, +- "
+		   "spread"),
+	CLI_OPT_FN(T, 'x', "field-separator", "sep", csv_sep, sep_arg, "CSV output with separator "
+		   "sep"),
+	CLI_OPT_FLAG(T, 'j', "json-output", json, "JSON output, one object per line"),
+	CLI_OPT_FN(T, 'o', "output", "file", output, output_arg, "write the counts to file, not "
+		   "stderr"),
+	CLI_OPT_FN(T, 'I', "interval-print", "ms", interval_ms, interval_arg, "print counts every ms "
+		   "milliseconds (>= 10)"),
+	CLI_OPT_HELP(),
+};
+#undef T
 
 static const struct cli_usage stat_usage = {
 	.cmd = "stat",
@@ -101,20 +121,6 @@ static const struct cli_usage stat_usage = {
 	.nr_opts = sizeof(stat_options) / sizeof(stat_options[0]),
 };
 
-struct stat_opts {
-	struct strlist events;
-	bool explicit_events;	/* -e given: every event must open */
-	pid_t pid, tid;
-	const char *pid_arg, *tid_arg;
-	bool per_thread;
-	const char *backend;	/* --backend, NULL: automatic */
-	long repeat;		/* 0: no -r */
-	long interval_ms;	/* 0: no -I */
-	bool json;
-	const char *csv_sep;	/* NULL: no -x */
-	const char *output;	/* NULL: stderr */
-	char **argv;		/* the command, NULL-terminated, or NULL */
-};
 
 /* One event as printed; its counts over the runs. */
 struct counter {
@@ -830,140 +836,112 @@ static int run_target(struct stat_ctx *ctx, struct run *r,
 
 /* ---- options ------------------------------------------------------- */
 
-static int parse_id(const char *opt, const char *arg, const char *what,
-		    pid_t *out)
+static int parse_id(const char *opt, const char *arg, const char *what, void *member,
+		    char *why, size_t len)
 {
+	struct stat_id *id = member;
 	long v;
-	int err = cli_parse_long(arg, 1, INT_MAX, &v);
 
-	if (err)
-		return cli_usage_error(&stat_usage,
-			"%s '%s': not a %s id (give a positive number, e.g. "
-			"from 'pidof' or 'ps')", opt, arg, what);
-	*out = (pid_t)v;
+	if (cli_parse_long(arg, 1, INT_MAX, &v))
+		return snprintf(why, len, "%s '%s': not a %s id (give a positive number, e.g. from "
+				"'pidof' or 'ps')", opt, arg, what);
+	id->id = (pid_t)v;
+	id->arg = arg;
 	return 0;
 }
 
+static int pid_arg(void *member, const char *arg, char *why, size_t len)
+{
+	return parse_id("-p", arg, "process", member, why, len);
+}
+
+static int tid_arg(void *member, const char *arg, char *why, size_t len)
+{
+	return parse_id("-t", arg, "thread", member, why, len);
+}
+
+static int events_arg(void *member, const char *arg, char *why, size_t len)
+{
+	int err = strlist__split(member, arg, ',');
+
+	if (err == -EINVAL)
+		return snprintf(why, len, "-e '%s': empty event name (give event names separated "
+				"by single commas, e.g. -e task-clock,page-faults)", arg);
+	return err ? snprintf(why, len, "out of memory") : 0;
+}
+
+static int backend_arg(void *member, const char *arg, char *why, size_t len)
+{
+	if (strcmp(arg, "pv") && strcmp(arg, "perf"))
+		return snprintf(why, len, "--backend '%s': pv or perf", arg);
+	*(const char **)member = arg;
+	return 0;
+}
+
+static int repeat_arg(void *member, const char *arg, char *why, size_t len)
+{
+	long v;
+	int err = cli_parse_long(arg, LONG_MIN, LONG_MAX, &v);
+
+	if (err == -EINVAL)
+		return snprintf(why, len, "-r '%s': not a number (give how many times to run the "
+				"command, e.g. -r 5)", arg);
+	if (err || v < 1 || v > INT_MAX)
+		return snprintf(why, len, "-r %s: the number of runs must be a whole number from 1 "
+				"to %d", arg, INT_MAX);
+	*(long *)member = v;
+	return 0;
+}
+
+static int sep_arg(void *member, const char *arg, char *why, size_t len)
+{
+	if (!*arg)
+		return snprintf(why, len, "-x '': the field separator is empty (give one, e.g. -x , "
+				"or -x ';')");
+	*(const char **)member = arg;
+	return 0;
+}
+
+static int output_arg(void *member, const char *arg, char *why, size_t len)
+{
+	if (!*arg)
+		return snprintf(why, len, "-o '': empty file name (give the file to write the "
+				"counts to)");
+	*(const char **)member = arg;
+	return 0;
+}
+
+static int interval_arg(void *member, const char *arg, char *why, size_t len)
+{
+	long v;
+	int err = cli_parse_long(arg, LONG_MIN, LONG_MAX, &v);
+
+	if (err == -EINVAL)
+		return snprintf(why, len, "-I '%s': not a number (give the interval in "
+				"milliseconds, e.g. -I 1000)", arg);
+	if (err || v < MIN_INTERVAL_MS || v > INT_MAX)
+		return snprintf(why, len, "-I %s: the interval must be at least %d ms (shorter ones "
+				"cost more than they measure)", arg, MIN_INTERVAL_MS);
+	*(long *)member = v;
+	return 0;
+}
+
+/* 0 to go on, -1 after --help, else the exit status. */
 static int parse_options(struct stat_opts *o, int argc, char **argv)
 {
-	struct cli_parser p;
-	long v;
-	int c, err, status = 0;
+	int first, status = cli_parse(&stat_usage, argc, argv, o, NULL, &first);
 
-	if (cli_parser__init(&p, &stat_usage, argc, argv))
-		return cli_error("stat", "out of memory");
-	while ((c = cli_getopt(&p)) != CLI_OPT_END) {
-		const char *a = p.optarg;
-
-		switch (c) {
-		case OPT_HELP:
-			cli_usage__print(&stat_usage, stdout);
-			status = -1;	/* done, success */
-			goto out;
-		case OPT_EVENT:
-			err = strlist__split(&o->events, a, ',');
-			if (err == -EINVAL) {
-				status = cli_usage_error(&stat_usage,
-					"-e '%s': empty event name (give event "
-					"names separated by single commas, e.g. "
-					"-e task-clock,page-faults)", a);
-				goto out;
-			}
-			if (err) {
-				status = cli_error("stat", "out of memory");
-				goto out;
-			}
-			o->explicit_events = true;
-			break;
-		case OPT_PID:
-			status = parse_id("-p", a, "process", &o->pid);
-			o->pid_arg = a;
-			if (status)
-				goto out;
-			break;
-		case OPT_TID:
-			status = parse_id("-t", a, "thread", &o->tid);
-			o->tid_arg = a;
-			if (status)
-				goto out;
-			break;
-		case OPT_PER_THREAD:
-			o->per_thread = true;
-			break;
-		case OPT_BACKEND:
-			if (strcmp(a, "pv") && strcmp(a, "perf")) {
-				status = cli_usage_error(&stat_usage,
-					"--backend '%s': pv or perf", a);
-				goto out;
-			}
-			o->backend = a;
-			stat_backend = a;
-			break;
-		case OPT_REPEAT:
-			err = cli_parse_long(a, LONG_MIN, LONG_MAX, &v);
-			if (err == -EINVAL) {
-				status = cli_usage_error(&stat_usage,
-					"-r '%s': not a number (give how many "
-					"times to run the command, e.g. -r 5)",
-					a);
-				goto out;
-			}
-			if (err || v < 1 || v > INT_MAX) {
-				status = cli_usage_error(&stat_usage,
-					"-r %s: the number of runs must be a "
-					"whole number from 1 to %d", a, INT_MAX);
-				goto out;
-			}
-			o->repeat = v;
-			break;
-		case OPT_CSV:
-			if (!*a) {
-				status = cli_usage_error(&stat_usage,
-					"-x '': the field separator is empty "
-					"(give one, e.g. -x , or -x ';')");
-				goto out;
-			}
-			o->csv_sep = a;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_OUTPUT:
-			if (!*a) {
-				status = cli_usage_error(&stat_usage,
-					"-o '': empty file name (give the file "
-					"to write the counts to)");
-				goto out;
-			}
-			o->output = a;
-			break;
-		case OPT_INTERVAL:
-			err = cli_parse_long(a, LONG_MIN, LONG_MAX, &v);
-			if (err == -EINVAL) {
-				status = cli_usage_error(&stat_usage,
-					"-I '%s': not a number (give the interval "
-					"in milliseconds, e.g. -I 1000)", a);
-				goto out;
-			}
-			if (err || v < MIN_INTERVAL_MS || v > INT_MAX) {
-				status = cli_usage_error(&stat_usage,
-					"-I %s: the interval must be at least "
-					"%d ms (shorter ones cost more than they "
-					"measure)", a, MIN_INTERVAL_MS);
-				goto out;
-			}
-			o->interval_ms = v;
-			break;
-		default:
-			status = VPERF_EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (p.optind < argc)
-		o->argv = argv + p.optind;
-out:
-	cli_parser__exit(&p);
-	return status;
+	if (status >= 0)
+		return status ? status : -1;
+	o->explicit_events = o->events.n > 0;
+	o->pid = o->p_opt.id;
+	o->pid_arg = o->p_opt.arg;
+	o->tid = o->t_opt.id;
+	o->tid_arg = o->t_opt.arg;
+	stat_backend = o->backend;
+	if (first < argc)
+		o->argv = argv + first;
+	return 0;
 }
 
 /* Options that cannot go together, and a missing target. */

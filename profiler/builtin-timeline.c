@@ -31,25 +31,35 @@
 #define STR(x)		#x
 #define XSTR(x)		STR(x)
 
-enum { OPT_HELP = 'h', OPT_INPUT = 'i', OPT_OUTPUT = 'o', OPT_WIDTH = 'w', OPT_TIME = 0x100 };
+struct timeline_opts {
+	const char *dir, *output;
+	unsigned int width;
+	struct window { uint64_t from, to; } time;	/* --time, in ns from the first event */
+};
+
+static int window_arg(void *member, const char *arg, char *why, size_t len);
 
 static const char *const timeline_synopsis[] = {
 	"vperf timeline [-i <dir>] [-o <file.svg>] [--width <px>]",
 	NULL,
 };
 
+#define T struct timeline_opts
 static const struct cli_option timeline_options[] = {
-	{ 'i', "input", "dir", "the recording (default " RECDIR_DEFAULT ")", OPT_INPUT },
-	{ 'o', "output", "file", "the SVG to write (default " DEFAULT_OUTPUT "; - for stdout, "
-	  "the summary then goes to stderr)", OPT_OUTPUT },
-	{ 'w', "width", "px", "the picture's width in pixels, " XSTR(VPERF_TIMELINE_MIN_WIDTH)
-	  " to " XSTR(VPERF_TIMELINE_MAX_WIDTH) " (default " XSTR(VPERF_TIMELINE_DEFAULT_WIDTH)
-	  ")", OPT_WIDTH },
-	{ 0, "time", "start,end", "draw only this window, in seconds from the recording's first "
-	  "event (either may be left out: '9.3,' is from 9.3 s to the end); the threads alive in "
-	  "it", OPT_TIME },
-	{ 'h', "help", NULL, "show this help", OPT_HELP },
+	CLI_OPT_STR(T, 'i', "input", "dir", dir, "the recording (default " RECDIR_DEFAULT ")"),
+	CLI_OPT_STR(T, 'o', "output", "file", output, "the SVG to write (default " DEFAULT_OUTPUT
+		    "; - for stdout, the summary then goes to stderr)"),
+	CLI_OPT_INT(T, 'w', "width", "px", width, VPERF_TIMELINE_MIN_WIDTH, VPERF_TIMELINE_MAX_WIDTH,
+		    "a number of pixels from " XSTR(VPERF_TIMELINE_MIN_WIDTH) " to "
+		    XSTR(VPERF_TIMELINE_MAX_WIDTH), "the picture's width in pixels, "
+		    XSTR(VPERF_TIMELINE_MIN_WIDTH) " to " XSTR(VPERF_TIMELINE_MAX_WIDTH)
+		    " (default " XSTR(VPERF_TIMELINE_DEFAULT_WIDTH) ")"),
+	CLI_OPT_FN(T, 0, "time", "start,end", time, window_arg, "draw only this window, in seconds "
+		   "from the recording's first event (either may be left out: '9.3,' is from 9.3 s "
+		   "to the end); the threads alive in it"),
+	CLI_OPT_HELP(),
 };
+#undef T
 
 static const struct cli_usage timeline_usage = {
 	.cmd = "timeline",
@@ -62,12 +72,6 @@ static const struct cli_usage timeline_usage = {
 	.opts = timeline_options,
 	.nr_opts = sizeof(timeline_options) / sizeof(timeline_options[0]),
 	.permute = true,
-};
-
-struct timeline_opts {
-	const char *dir, *output;
-	unsigned int width;
-	uint64_t from, to;		/* --time, in ns from the first event */
 };
 
 /* "START,END" in seconds, either part empty: 0, or -EINVAL. */
@@ -97,67 +101,36 @@ static int parse_window(const char *arg, uint64_t *from, uint64_t *to)
 	return 0;
 }
 
+static int window_arg(void *member, const char *arg, char *why, size_t len)
+{
+	struct window *w = member;
+
+	if (parse_window(arg, &w->from, &w->to))
+		return snprintf(why, len, "--time '%s': START,END in seconds from the first event, "
+				"START before END (either may be left out)", arg);
+	return 0;
+}
+
 static int parse_opts(struct timeline_opts *o, int argc, char **argv)
 {
-	struct cli_parser p;
-	int c, status = -1;
-	long v;
+	int status, first;
 
 	o->dir = RECDIR_DEFAULT;
 	o->output = DEFAULT_OUTPUT;
 	o->width = VPERF_TIMELINE_DEFAULT_WIDTH;
-	o->from = 0;
-	o->to = UINT64_MAX;
-	if (cli_parser__init(&p, &timeline_usage, argc, argv))
-		return cli_error("timeline", "out of memory");
-	while ((c = cli_getopt(&p)) != CLI_OPT_END) {
-		switch (c) {
-		case OPT_HELP:
-			cli_usage__print(&timeline_usage, stdout);
-			status = 0;
-			goto out;
-		case OPT_INPUT:
-			o->dir = p.optarg;
-			break;
-		case OPT_OUTPUT:
-			o->output = p.optarg;
-			break;
-		case OPT_WIDTH:
-			if (cli_parse_long(p.optarg, VPERF_TIMELINE_MIN_WIDTH,
-					   VPERF_TIMELINE_MAX_WIDTH, &v)) {
-				status = cli_usage_error(&timeline_usage, "--width '%s': a "
-							 "number of pixels from %d to %d",
-							 p.optarg, VPERF_TIMELINE_MIN_WIDTH,
-							 VPERF_TIMELINE_MAX_WIDTH);
-				goto out;
-			}
-			o->width = (unsigned int)v;
-			break;
-		case OPT_TIME:
-			if (parse_window(p.optarg, &o->from, &o->to)) {
-				status = cli_usage_error(&timeline_usage, "--time '%s': START,END in "
-							 "seconds from the first event, START "
-							 "before END (either may be left out)",
-							 p.optarg);
-				goto out;
-			}
-			break;
-		default:
-			status = VPERF_EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (p.optind < argc)
-		status = cli_usage_error(&timeline_usage, "unexpected argument '%s' (the recording "
-					 "is given with -i DIR)", argv[p.optind]);
-	else if (!*o->dir)
-		status = cli_usage_error(&timeline_usage, "-i needs a directory, not an empty "
-					 "name");
-	else if (!*o->output)
-		status = cli_usage_error(&timeline_usage, "-o needs a file name (- for stdout)");
-out:
-	cli_parser__exit(&p);
-	return status;
+	o->time.from = 0;
+	o->time.to = UINT64_MAX;
+	status = cli_parse(&timeline_usage, argc, argv, o, NULL, &first);
+	if (status >= 0)
+		return status;
+	if (first < argc)
+		return cli_usage_error(&timeline_usage, "unexpected argument '%s' (the recording "
+				       "is given with -i DIR)", argv[first]);
+	if (!*o->dir)
+		return cli_usage_error(&timeline_usage, "-i needs a directory, not an empty name");
+	if (!*o->output)
+		return cli_usage_error(&timeline_usage, "-o needs a file name (- for stdout)");
+	return -1;
 }
 
 #ifdef VPERF_HAVE_REPORT
@@ -252,7 +225,7 @@ static int timeline(const struct timeline_opts *o)
 				   "process events)", o->dir);
 		goto out_file;
 	}
-	err = vperf_timeline_svg(r, o->width, o->from, o->to, out.f, why, sizeof(why));
+	err = vperf_timeline_svg(r, o->width, o->time.from, o->time.to, out.f, why, sizeof(why));
 	if (err == -ERANGE) {
 		status = cli_error("timeline", "--time: %s", why);
 		goto out_file;

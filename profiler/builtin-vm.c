@@ -45,25 +45,62 @@
 #define RAW_NAME	"vmm.vraw"
 #define DEFAULT_OUTPUT	RECDIR_DEFAULT
 
-enum { OPT_VCPUS = 1, OPT_MEM, OPT_KERNEL, OPT_INITRD, OPT_ADD, OPT_TIMEOUT, OPT_MODE, OPT_QUIET,
-       OPT_NO_VPERF, OPT_HELP, OPT_OUTPUT, OPT_NO_HOST_EVENTS, OPT_RAW_ONLY, OPT_RECORD_MAX, OPT_KERNEL_MAP,
-       OPT_EVENT = 'e', OPT_FREQ = 'F', OPT_COUNT = 'c', OPT_CALLGRAPH = 'g' };
+/* A vm command's parsed options: the runner's argument vector so far, and what the command uses itself. */
+struct vm_args {
+	char **argv;		/* the runner, its options; NULL-terminated by vm_args__command() */
+	int n;
+	int cmd;		/* first word of the guest command in the caller's argv */
+	bool with_vperf;
+	bool no_vperf;		/* --no-vperf */
+	bool have_kernel, have_initrd;
+	bool quiet;
+	const char *runner;
+	char self[PATH_MAX];	/* this executable, for --vperf */
+	/* vm record's own */
+	const char *output;
+	const char *record_max;
+	const char *kernel_map;
+	bool no_host_events;
+	bool raw_only;
+	/* sampling the guest command (vperf record --into-host in the guest) */
+	const char *event, *freq, *count;
+	bool callchain;
+	char *wrapped;		/* the guest command, wrapped (malloc'd) */
+};
 
+static int vcpus_arg(void *va, const char *arg, char *why, size_t len);
+static int mem_arg(void *va, const char *arg, char *why, size_t len);
+static int kernel_arg(void *va, const char *arg, char *why, size_t len);
+static int initrd_arg(void *va, const char *arg, char *why, size_t len);
+static int add_arg(void *va, const char *arg, char *why, size_t len);
+static int timeout_arg(void *va, const char *arg, char *why, size_t len);
+static int mode_arg(void *va, const char *arg, char *why, size_t len);
+static int quiet_arg(void *va, const char *arg, char *why, size_t len);
+static int event_arg(void *member, const char *arg, char *why, size_t len);
+static int freq_arg(void *member, const char *arg, char *why, size_t len);
+static int count_arg(void *member, const char *arg, char *why, size_t len);
+static int record_max_arg(void *member, const char *arg, char *why, size_t len);
+static int kernel_map_arg(void *member, const char *arg, char *why, size_t len);
+
+#define T struct vm_args
 /* The options of every vm command that boots a guest (vm run's). */
 #define VM_GUEST_OPTS \
-	{ 0, "vcpus", "n", "guest vCPUs, 1 to 16 (default 2)", OPT_VCPUS }, \
-	{ 0, "mem", "MiB", "guest memory, at least 64 (default 512)", OPT_MEM }, \
-	{ 0, "kernel", "file", "guest kernel (bzImage) instead of the bundled image's", OPT_KERNEL }, \
-	{ 0, "initrd", "file", "guest initramfs instead of the bundled image's", OPT_INITRD }, \
-	{ 0, "add", "path[:guest-path]", "put a file or directory into the guest (default " \
-	  "/payload/NAME); programs bring their shared libraries", OPT_ADD }, \
-	{ 0, "timeout", "seconds", "give up after this long (default 600): exit status 124", \
-	  OPT_TIMEOUT }, \
-	{ 0, "mode", "auto|direct|nested", "run vperf-vmm here (direct) or inside a QEMU TCG guest " \
-	  "(nested); auto picks direct only with hardware virtualization", OPT_MODE }, \
-	{ 'q', "quiet", NULL, "show only the guest's output", OPT_QUIET }, \
-	{ 0, "no-vperf", NULL, "do not put this vperf, vperf-demo and vperf_guest.ko (loaded) into " \
-	  "the guest", OPT_NO_VPERF }
+	CLI_OPT_CB(T, 0, "vcpus", "n", vcpus_arg, "guest vCPUs, 1 to 16 (default 2)"), \
+	CLI_OPT_CB(T, 0, "mem", "MiB", mem_arg, "guest memory, at least 64 (default 512)"), \
+	CLI_OPT_CB(T, 0, "kernel", "file", kernel_arg, "guest kernel (bzImage) instead of the " \
+		   "bundled image's"), \
+	CLI_OPT_CB(T, 0, "initrd", "file", initrd_arg, "guest initramfs instead of the bundled " \
+		   "image's"), \
+	CLI_OPT_CB(T, 0, "add", "path[:guest-path]", add_arg, "put a file or directory into the " \
+		   "guest (default /payload/NAME); programs bring their shared libraries"), \
+	CLI_OPT_CB(T, 0, "timeout", "seconds", timeout_arg, "give up after this long (default " \
+		   "600): exit status 124"), \
+	CLI_OPT_CB(T, 0, "mode", "auto|direct|nested", mode_arg, "run vperf-vmm here (direct) or " \
+		   "inside a QEMU TCG guest (nested); auto picks direct only with hardware " \
+		   "virtualization"), \
+	CLI_OPT_CB(T, 'q', "quiet", NULL, quiet_arg, "show only the guest's output"), \
+	CLI_OPT_FLAG(T, 0, "no-vperf", no_vperf, "do not put this vperf, vperf-demo and " \
+		     "vperf_guest.ko (loaded) into the guest")
 
 static const char *const run_synopsis[] = {
 	"vperf vm run [--vcpus N] [--mem MiB] [--kernel K --initrd I] [--add PATH[:GUEST_PATH]]... -- cmd [args]",
@@ -72,7 +109,7 @@ static const char *const run_synopsis[] = {
 
 static const struct cli_option run_opts[] = {
 	VM_GUEST_OPTS,
-	{ 'h', "help", NULL, "show this help", OPT_HELP },
+	CLI_OPT_HELP(),
 };
 
 static const struct cli_usage run_usage = {
@@ -93,26 +130,30 @@ static const char *const record_synopsis[] = {
 
 static const struct cli_option record_opts[] = {
 	VM_GUEST_OPTS,
-	{ 'o', "output", "dir", "the recording (default " DEFAULT_OUTPUT "; an existing one is "
-	  "renamed to DIR.old first, and an existing DIR.old recording removed)", OPT_OUTPUT },
-	{ 0, "no-host-events", NULL, "leave out the host kernel's kvm and sched events",
-	  OPT_NO_HOST_EVENTS },
-	{ 0, "raw-only", NULL, "keep only vperf-vmm's raw recording (DIR/" RAW_SUBDIR "/" RAW_NAME
-	  "), do not convert it", OPT_RAW_ONLY },
-	{ 0, "record-max", "MiB", "the most the raw recording may hold (default 256)",
-	  OPT_RECORD_MAX },
-	{ 0, "kernel-map", "file", "the System.map (or a saved /proc/kallsyms) of --kernel's kernel: "
-	  "names the guest kernel's frames (the bundled kernel's comes with it, nested)",
-	  OPT_KERNEL_MAP },
-	{ 'e', "event", "ev", "sample the guest command (and what it starts) on this guest perf "
-	  "event (default cycles, or cpu-clock where the guest has no PMU), through vperf_guest.ko's "
-	  "trace sampler: `vperf record --into-host` wraps the command", OPT_EVENT },
-	{ 'F', "freq", "hz", "that sampling at about hz samples per second (default 1000 when "
-	  "-e, -c or -g asks for samples)", OPT_FREQ },
-	{ 'c', "count", "period", "that sampling every period events instead", OPT_COUNT },
-	{ 'g', "call-graph", NULL, "the samples' user callchains too", OPT_CALLGRAPH },
-	{ 'h', "help", NULL, "show this help", OPT_HELP },
+	CLI_OPT_STR(T, 'o', "output", "dir", output, "the recording (default " DEFAULT_OUTPUT "; an "
+		    "existing one is renamed to DIR.old first, and an existing DIR.old recording "
+		    "removed)"),
+	CLI_OPT_FLAG(T, 0, "no-host-events", no_host_events, "leave out the host kernel's kvm and "
+		     "sched events"),
+	CLI_OPT_FLAG(T, 0, "raw-only", raw_only, "keep only vperf-vmm's raw recording (DIR/"
+		     RAW_SUBDIR "/" RAW_NAME "), do not convert it"),
+	CLI_OPT_FN(T, 0, "record-max", "MiB", record_max, record_max_arg, "the most the raw "
+		   "recording may hold (default 256)"),
+	CLI_OPT_FN(T, 0, "kernel-map", "file", kernel_map, kernel_map_arg, "the System.map (or a "
+		   "saved /proc/kallsyms) of --kernel's kernel: names the guest kernel's frames (the "
+		   "bundled kernel's comes with it, nested)"),
+	CLI_OPT_FN(T, 'e', "event", "ev", event, event_arg, "sample the guest command (and what it "
+		   "starts) on this guest perf event (default cycles, or cpu-clock where the guest "
+		   "has no PMU), through vperf_guest.ko's trace sampler: `vperf record --into-host` "
+		   "wraps the command"),
+	CLI_OPT_FN(T, 'F', "freq", "hz", freq, freq_arg, "that sampling at about hz samples per "
+		   "second (default 1000 when -e, -c or -g asks for samples)"),
+	CLI_OPT_FN(T, 'c', "count", "period", count, count_arg, "that sampling every period events "
+		   "instead"),
+	CLI_OPT_FLAG(T, 'g', "call-graph", callchain, "the samples' user callchains too"),
+	CLI_OPT_HELP(),
 };
+#undef T
 
 static const struct cli_usage record_usage = {
 	.cmd = "vm record",
@@ -127,26 +168,6 @@ static const struct cli_usage record_usage = {
 	.nr_opts = (int)(sizeof(record_opts) / sizeof(record_opts[0])),
 };
 
-/* A vm command's parsed options: the runner's argument vector so far, and what the command uses itself. */
-struct vm_args {
-	char **argv;		/* the runner, its options; NULL-terminated by vm_args__command() */
-	int n;
-	int cmd;		/* first word of the guest command in the caller's argv */
-	bool with_vperf;
-	bool quiet;
-	const char *runner;
-	char self[PATH_MAX];	/* this executable, for --vperf */
-	/* vm record's own */
-	const char *output;
-	const char *record_max;
-	const char *kernel_map;
-	bool no_host_events;
-	bool raw_only;
-	/* sampling the guest command (vperf record --into-host in the guest) */
-	const char *event, *freq, *count;
-	bool callchain;
-	char *wrapped;		/* the guest command, wrapped (malloc'd) */
-};
 
 static bool number_in(const char *s, long lo, long hi)
 {
@@ -170,16 +191,135 @@ static void vm_args__exit(struct vm_args *va)
 	va->wrapped = NULL;
 }
 
-/* Is a (the argument of --name) a readable regular file?  Else a usage error says why. */
-static bool readable_file(const struct cli_usage *u, const char *name, const char *a)
+/* Is a (the argument of --name) a readable regular file?  Else why says why. */
+static int readable_file(const char *name, const char *a, char *why, size_t len)
 {
 	struct stat st;
 
 	errno = 0;
 	if (!stat(a, &st) && S_ISREG(st.st_mode) && !access(a, R_OK))
-		return true;
-	cli_usage_error(u, "--%s '%s': %s", name, a, errno ? strerror(errno) : "not a readable file");
-	return false;
+		return 0;
+	return snprintf(why, len, "--%s '%s': %s", name, a,
+			errno ? strerror(errno) : "not a readable file");
+}
+
+/* Give the runner --name ARG. */
+static int forward(struct vm_args *va, const char *name, const char *arg)
+{
+	va->argv[va->n++] = (char *)name;
+	if (arg)
+		va->argv[va->n++] = (char *)arg;
+	return 0;
+}
+
+static int vcpus_arg(void *va, const char *a, char *why, size_t len)
+{
+	return !number_in(a, 1, 16) ? snprintf(why, len, "--vcpus '%s': a number from 1 to 16", a) :
+	       forward(va, "--vcpus", a);
+}
+
+static int mem_arg(void *va, const char *a, char *why, size_t len)
+{
+	return !number_in(a, 64, 1024 * 1024) ? snprintf(why, len, "--mem '%s': MiB, from 64", a) :
+	       forward(va, "--mem", a);
+}
+
+static int kernel_arg(void *va, const char *a, char *why, size_t len)
+{
+	((struct vm_args *)va)->have_kernel = true;
+	if (readable_file("kernel", a, why, len))
+		return 1;
+	return forward(va, "--kernel", a);
+}
+
+static int initrd_arg(void *va, const char *a, char *why, size_t len)
+{
+	((struct vm_args *)va)->have_initrd = true;
+	if (readable_file("initrd", a, why, len))
+		return 1;
+	return forward(va, "--initrd", a);
+}
+
+static int add_arg(void *va, const char *a, char *why, size_t len)
+{
+	char path[PATH_MAX];
+	const char *colon = strchr(a, ':');
+	size_t n = colon ? (size_t)(colon - a) : strlen(a);
+
+	if (!n || n >= sizeof(path))
+		return snprintf(why, len, "--add '%s': PATH[:GUEST_PATH]", a);
+	memcpy(path, a, n);
+	path[n] = '\0';
+	if (access(path, R_OK))
+		return snprintf(why, len, "--add '%s': %s: %s", a, path, strerror(errno));
+	if (colon && colon[1] != '/')
+		return snprintf(why, len, "--add '%s': the guest path must be absolute", a);
+	return forward(va, "--add", a);
+}
+
+static int timeout_arg(void *va, const char *a, char *why, size_t len)
+{
+	return !number_in(a, 1, 7 * 24 * 3600) ?
+	       snprintf(why, len, "--timeout '%s': seconds, from 1", a) : forward(va, "--timeout", a);
+}
+
+static int mode_arg(void *va, const char *a, char *why, size_t len)
+{
+	if (strcmp(a, "auto") && strcmp(a, "direct") && strcmp(a, "nested"))
+		return snprintf(why, len, "--mode '%s': auto, direct or nested", a);
+	return forward(va, "--mode", a);
+}
+
+static int quiet_arg(void *va, const char *a, char *why, size_t len)
+{
+	(void)a, (void)why, (void)len;
+	((struct vm_args *)va)->quiet = true;
+	return forward(va, "--quiet", NULL);
+}
+
+static int event_arg(void *member, const char *a, char *why, size_t len)
+{
+	/* it becomes a word of the guest's shell command line: event-name characters only */
+	if (!*a || strlen(a) > 255 ||
+	    strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-:.=/+") !=
+	    strlen(a))
+		return snprintf(why, len, "-e '%s': one guest perf event name (letters, digits and _ "
+				"- : . = / + only)", a);
+	*(const char **)member = a;
+	return 0;
+}
+
+/* A number in [lo, hi] kept as the text given (it goes into the guest's command line). */
+static int number_arg(void *member, const char *a, long lo, long hi, const char *opt,
+		      const char *range, char *why, size_t len)
+{
+	if (!number_in(a, lo, hi))
+		return snprintf(why, len, "%s '%s': %s", opt, a, range);
+	*(const char **)member = a;
+	return 0;
+}
+
+static int freq_arg(void *member, const char *a, char *why, size_t len)
+{
+	return number_arg(member, a, 1, 100000, "-F", "1 to 100000 Hz", why, len);
+}
+
+static int count_arg(void *member, const char *a, char *why, size_t len)
+{
+	return number_arg(member, a, 1, LONG_MAX, "-c", "a period of 1 event or more", why, len);
+}
+
+static int record_max_arg(void *member, const char *a, char *why, size_t len)
+{
+	return number_arg(member, a, 1, 65536, "--record-max", "MiB, from 1 to 65536", why, len);
+}
+
+static int kernel_map_arg(void *member, const char *a, char *why, size_t len)
+{
+	if (readable_file("kernel-map", a, why, len))
+		return 1;
+	*(const char **)member = a;
+	return 0;
 }
 
 /*
@@ -189,193 +329,42 @@ static bool readable_file(const struct cli_usage *u, const char *name, const cha
  */
 static int vm_args__parse(struct vm_args *va, const struct cli_usage *u, int argc, char **argv)
 {
-	struct cli_parser p;
-	int opt, ret = VPERF_EXIT_USAGE;
-	bool have_kernel = false, have_initrd = false;
+	int first, ret;
 
 	memset(va, 0, sizeof(*va));
-	va->with_vperf = true;
 	va->runner = runner_path();
-	if (cli_parser__init(&p, u, argc, argv))
-		return cli_error(u->cmd, "out of memory");
 	/* runner, options (at most 2 words each), --vperf EXE, the caller's (at most 12), "--", command, NULL */
 	va->argv = calloc((size_t)argc * 2 + 20, sizeof(*va->argv));
-	if (!va->argv) {
-		cli_parser__exit(&p);
+	if (!va->argv)
 		return cli_error(u->cmd, "out of memory");
-	}
 	va->argv[va->n++] = (char *)va->runner;
-	while ((opt = cli_getopt(&p)) != CLI_OPT_END) {
-		const char *a = p.optarg;
-
-		switch (opt) {
-		case OPT_HELP:
-			cli_usage__print(u, stdout);
-			ret = 0;
-			goto out;
-		case OPT_VCPUS:
-			if (!number_in(a, 1, 16)) {
-				cli_usage_error(u, "--vcpus '%s': a number from 1 to 16", a);
-				goto out;
-			}
-			va->argv[va->n++] = "--vcpus";
-			break;
-		case OPT_MEM:
-			if (!number_in(a, 64, 1024 * 1024)) {
-				cli_usage_error(u, "--mem '%s': MiB, from 64", a);
-				goto out;
-			}
-			va->argv[va->n++] = "--mem";
-			break;
-		case OPT_KERNEL:
-		case OPT_INITRD:
-			if (!readable_file(u, opt == OPT_KERNEL ? "kernel" : "initrd", a))
-				goto out;
-			have_kernel |= opt == OPT_KERNEL;
-			have_initrd |= opt == OPT_INITRD;
-			va->argv[va->n++] = opt == OPT_KERNEL ? "--kernel" : "--initrd";
-			break;
-		case OPT_ADD: {
-			char path[PATH_MAX];
-			const char *colon = strchr(a, ':');
-			size_t len = colon ? (size_t)(colon - a) : strlen(a);
-
-			if (!len || len >= sizeof(path)) {
-				cli_usage_error(u, "--add '%s': PATH[:GUEST_PATH]", a);
-				goto out;
-			}
-			memcpy(path, a, len);
-			path[len] = '\0';
-			if (access(path, R_OK)) {
-				cli_usage_error(u, "--add '%s': %s: %s", a, path, strerror(errno));
-				goto out;
-			}
-			if (colon && colon[1] != '/') {
-				cli_usage_error(u, "--add '%s': the guest path must be absolute", a);
-				goto out;
-			}
-			va->argv[va->n++] = "--add";
-			break;
-		}
-		case OPT_TIMEOUT:
-			if (!number_in(a, 1, 7 * 24 * 3600)) {
-				cli_usage_error(u, "--timeout '%s': seconds, from 1", a);
-				goto out;
-			}
-			va->argv[va->n++] = "--timeout";
-			break;
-		case OPT_MODE:
-			if (strcmp(a, "auto") && strcmp(a, "direct") && strcmp(a, "nested")) {
-				cli_usage_error(u, "--mode '%s': auto, direct or nested", a);
-				goto out;
-			}
-			va->argv[va->n++] = "--mode";
-			break;
-		case OPT_QUIET:
-			va->argv[va->n++] = "--quiet";
-			va->quiet = true;
-			a = NULL;
-			break;
-		case OPT_NO_VPERF:
-			va->with_vperf = false;
-			a = NULL;
-			break;
-		case OPT_OUTPUT:
-			va->output = a;
-			a = NULL;
-			break;
-		case OPT_NO_HOST_EVENTS:
-			va->no_host_events = true;
-			break;
-		case OPT_RAW_ONLY:
-			va->raw_only = true;
-			break;
-		case OPT_EVENT:
-			/* it becomes a word of the guest's shell command line: event-name characters only */
-			if (!*a || strlen(a) > 255 ||
-			    strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-				      "_-:.=/+") != strlen(a)) {
-				cli_usage_error(u, "-e '%s': one guest perf event name (letters, digits and "
-						"_ - : . = / + only)", a);
-				goto out;
-			}
-			va->event = a;
-			a = NULL;
-			break;
-		case OPT_FREQ:
-			if (!number_in(a, 1, 100000)) {
-				cli_usage_error(u, "-F '%s': 1 to 100000 Hz", a);
-				goto out;
-			}
-			va->freq = a;
-			a = NULL;
-			break;
-		case OPT_COUNT:
-			if (!number_in(a, 1, LONG_MAX)) {
-				cli_usage_error(u, "-c '%s': a period of 1 event or more", a);
-				goto out;
-			}
-			va->count = a;
-			a = NULL;
-			break;
-		case OPT_CALLGRAPH:
-			va->callchain = true;
-			a = NULL;
-			break;
-		case OPT_RECORD_MAX:
-			if (!number_in(a, 1, 65536)) {
-				cli_usage_error(u, "--record-max '%s': MiB, from 1 to 65536", a);
-				goto out;
-			}
-			va->record_max = a;
-			a = NULL;
-			break;
-		case OPT_KERNEL_MAP:
-			if (!readable_file(u, "kernel-map", a))
-				goto out;
-			va->kernel_map = a;
-			a = NULL;
-			break;
-		default:
-			goto out;	/* cli_getopt printed the problem */
-		}
-		if (a)
-			va->argv[va->n++] = (char *)a;
-	}
-	if (have_kernel != have_initrd) {
-		cli_usage_error(u, "--kernel and --initrd go together (the bundled image's init runs "
-				"the command)");
-		goto out;
-	}
-	if (p.optind >= argc) {
-		cli_usage_error(u, "no command to run in the guest");
-		goto out;
-	}
-	if (va->freq && va->count) {
-		cli_usage_error(u, "-F and -c both given: sample by frequency or by period, not both");
-		goto out;
-	}
-	if ((va->event || va->freq || va->count || va->callchain) && !va->with_vperf) {
-		cli_usage_error(u, "-e/-F/-c/-g sample through vperf_guest.ko: not with --no-vperf");
-		goto out;
-	}
-	va->cmd = p.optind;
-	if (va->with_vperf) {
+	ret = cli_parse(u, argc, argv, va, NULL, &first);
+	va->with_vperf = !va->no_vperf;
+	if (ret < 0 && va->have_kernel != va->have_initrd)
+		ret = cli_usage_error(u, "--kernel and --initrd go together (the bundled image's "
+				      "init runs the command)");
+	if (ret < 0 && first >= argc)
+		ret = cli_usage_error(u, "no command to run in the guest");
+	if (ret < 0 && va->freq && va->count)
+		ret = cli_usage_error(u, "-F and -c both given: sample by frequency or by period, "
+				      "not both");
+	if (ret < 0 && (va->event || va->freq || va->count || va->callchain) && !va->with_vperf)
+		ret = cli_usage_error(u, "-e/-F/-c/-g sample through vperf_guest.ko: not with "
+				      "--no-vperf");
+	va->cmd = first;
+	if (ret < 0 && va->with_vperf) {
 		/* vperf in the guest: this executable (and the vperf-demo next to it) */
 		ssize_t len = readlink("/proc/self/exe", va->self, sizeof(va->self) - 1);
 
 		if (len < 0) {
 			ret = cli_error(u->cmd, "cannot find this vperf's executable (/proc/self/exe): "
 					"%s; --no-vperf runs without it", strerror(errno));
-			goto out;
+		} else {
+			va->self[len] = '\0';
+			va->argv[va->n++] = "--vperf";
+			va->argv[va->n++] = va->self;
 		}
-		va->self[len] = '\0';
-		va->argv[va->n++] = "--vperf";
-		va->argv[va->n++] = va->self;
 	}
-	ret = -1;
-out:
-	cli_parser__exit(&p);
 	if (ret >= 0)
 		vm_args__exit(va);
 	return ret;

@@ -83,10 +83,14 @@ int cli_getopt(struct cli_parser *p)
 	p->optind = optind;
 	p->optarg = optarg;
 
+	p->last = NULL;
+	p->last_long = c >= CLI_LONG_BASE;
 	if (c == -1)
 		return CLI_OPT_END;
-	if (c >= CLI_LONG_BASE)
-		return u->opts[c - CLI_LONG_BASE].id;
+	if (c >= CLI_LONG_BASE) {
+		p->last = &u->opts[c - CLI_LONG_BASE];
+		return p->last->id;
+	}
 	if (c == '?') {
 		if (optopt > 0 && optopt < CLI_LONG_BASE)
 			cli_usage_error(u, "unknown option '-%c'", optopt);
@@ -117,6 +121,7 @@ int cli_getopt(struct cli_parser *p)
 		cli_usage_error(u, "unknown option '-%c'", c);
 		return CLI_OPT_ERROR;
 	}
+	p->last = o;
 	return o->id;
 }
 
@@ -276,4 +281,86 @@ int cli_parse_long(const char *s, long min, long max, long *out)
 		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+/* The option as its error names it, as it was given: "-F", or "--freq". */
+static void opt_name(const struct cli_option *o, bool given_long, char *buf, size_t len)
+{
+	if (o->short_name && !(given_long && o->long_name))
+		snprintf(buf, len, "-%c", o->short_name);
+	else
+		snprintf(buf, len, "--%s", o->long_name ? o->long_name : "?");
+}
+
+static int set_int(const struct cli_usage *u, const struct cli_option *o, bool given_long,
+		   void *m, const char *arg)
+{
+	char name[64];
+	long v;
+
+	if (cli_parse_long(arg, o->min, o->max, &v)) {
+		opt_name(o, given_long, name, sizeof(name));
+		return cli_usage_error(u, "%s '%s': %s", name, arg, o->range ? o->range :
+				       "not a number in range");
+	}
+	switch (o->size) {
+	case 1: *(int8_t *)m = (int8_t)v; break;
+	case 2: *(int16_t *)m = (int16_t)v; break;
+	case 4: *(int32_t *)m = (int32_t)v; break;
+	default: *(int64_t *)m = (int64_t)v; break;
+	}
+	return 0;
+}
+
+int cli_parse(const struct cli_usage *u, int argc, char **argv, void *base,
+	      int (*handle)(void *base, int id, const char *arg), int *operands)
+{
+	struct cli_parser p;
+	int id, ret = -1;
+
+	if (cli_parser__init(&p, u, argc, argv))
+		return cli_error(u->cmd, "out of memory");
+	while (ret < 0 && (id = cli_getopt(&p)) != CLI_OPT_END) {
+		const struct cli_option *o = NULL;
+		char why[256] = "";
+
+		if (id == CLI_OPT_ERROR) {
+			ret = VPERF_EXIT_USAGE;
+			break;
+		}
+		/* which entry: getopt gave its id; declarative entries have id 0, so by position */
+		o = p.last;
+		switch (o ? o->what : CLI_DO_ID) {
+		case CLI_DO_HELP:
+			cli_usage__print(u, stdout);
+			ret = 0;
+			break;
+		case CLI_DO_FLAG:
+			*(bool *)((char *)base + o->off) = true;
+			break;
+		case CLI_DO_STR:
+			*(const char **)((char *)base + o->off) = p.optarg;
+			break;
+		case CLI_DO_INT:
+			if (set_int(u, o, p.last_long, (char *)base + o->off, p.optarg))
+				ret = VPERF_EXIT_USAGE;
+			break;
+		case CLI_DO_FN:
+			if (o->fn((char *)base + o->off, p.optarg, why, sizeof(why)))
+				ret = cli_usage_error(u, "%s", why);
+			break;
+		case CLI_DO_ID:
+			if (handle) {
+				int r = handle(base, id, p.optarg);
+
+				if (r)
+					ret = r;
+			}
+			break;
+		}
+	}
+	if (operands)
+		*operands = p.optind < argc ? p.optind : argc;
+	cli_parser__exit(&p);
+	return ret;
 }

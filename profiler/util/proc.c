@@ -157,3 +157,36 @@ void comm_cache__exit(struct comm_cache *c)
 	free(c->v);
 	memset(c, 0, sizeof(*c));
 }
+
+int proc_task_list(pid_t pid, pid_t **out, size_t *nr)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	pid_t *t = NULL;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+		pid_t *g;
+
+		if (tid <= 0)
+			continue;
+		g = realloc(t, (n + 1) * sizeof(*t));
+		if (!g) {
+			closedir(d);
+			free(t);
+			return -ENOMEM;
+		}
+		t = g;
+		t[n++] = (pid_t)tid;
+	}
+	closedir(d);
+	*out = t;
+	*nr = n;
+	return n ? 0 : -ESRCH;
+}

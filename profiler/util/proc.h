@@ -22,6 +22,9 @@ int proc_task_state(pid_t tid);
 /* Is tid a thread that has not exited (not gone, not a zombie)? */
 bool proc_task_alive(pid_t tid);
 
+/* The threads of process pid now (/proc/pid/task), malloc'd into *out: 0, -ESRCH none, -errno. */
+int proc_task_list(pid_t pid, pid_t **out, size_t *nr);
+
 /* The thread group (process) id of tid, or -errno. */
 pid_t proc_tgid(pid_t tid);
 

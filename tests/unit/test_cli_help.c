@@ -19,8 +19,8 @@ static const char summary[] =
 	"tau upsilon phi chi psi omega\n second paragraph";
 
 static const struct cli_option opts[] = {
-	{ 'x', "example", "arg", long_help, 1 },
-	{ 0, "a-very-long-option-name", "with-an-argument", "short", 2 },
+	{ 'x', "example", "arg", long_help, 1, .what = CLI_DO_ID },
+	{ 0, "a-very-long-option-name", "with-an-argument", "short", 2, .what = CLI_DO_ID },
 };
 
 static const char *const synopsis[] = { "vperf t [options]", NULL };
