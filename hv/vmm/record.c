@@ -459,6 +459,12 @@ static void write_meta(struct recorder *rec)
 	recorder__chunk(rec, VPERF_RAWREC_META, 0, 0, buf, (uint32_t)n);
 }
 
+/* The host kernel events' chunks (tracefs.c) go into the raw recording. */
+static int host_chunk(void *arg, uint32_t type, uint32_t cpu, const void *data, uint32_t size)
+{
+	return recorder__chunk(arg, type, cpu, 0, data, size);
+}
+
 int recorder__start(struct recorder *rec)
 {
 	struct vm *vm = rec->vm;
@@ -483,8 +489,9 @@ int recorder__start(struct recorder *rec)
 	} else {
 		bool missing = false;
 
-		err = hosttrace__start(&rec->ht, tids, vm->nr_vcpus, HOST_BUFFER_KB, rec,
-				       rec->host_why, sizeof(rec->host_why), &missing);
+		err = hosttrace__start(&rec->ht, tids, vm->nr_vcpus, HOST_BUFFER_KB,
+				       (struct hosttrace_sink){ host_chunk, rec }, rec->host_why,
+				       sizeof(rec->host_why), &missing);
 		if (err) {
 			rec->ht = NULL;
 			pr_warn("--record: no host kernel events: %s", rec->host_why);

@@ -29,7 +29,6 @@
 
 #include <vperf/rawrec.h>
 
-#include "record.h"
 #include "tracefs.h"
 
 #ifndef TRACEFS_MAGIC
@@ -63,7 +62,7 @@ struct ht_format {
 };
 
 struct hosttrace {
-	struct recorder *rec;
+	struct hosttrace_sink sink;
 	char inst[PATH_MAX / 2];	/* <tracefs>/instances/vperf-<pid> */
 	bool have_inst;
 	bool stopped;
@@ -682,14 +681,14 @@ static int write_setup(struct hosttrace *ht, const struct setup *st, unsigned in
 		meta_add(m, "host_trace_missing=%s\n", st->missing);
 	if (st->stale[0])
 		meta_add(m, "host_trace_stale_removed=%s\n", st->stale);
-	err = recorder__chunk(ht->rec, VPERF_RAWREC_META, 0, 0, m->buf, (uint32_t)m->n);
+	err = ht->sink.chunk(ht->sink.arg, VPERF_RAWREC_META, 0, m->buf, (uint32_t)m->n);
 	free(m);
 	if (!err)
-		err = recorder__chunk(ht->rec, VPERF_RAWREC_TRACEFS_HEADER, 0, 0, st->header,
-				      (uint32_t)st->header_len);
+		err = ht->sink.chunk(ht->sink.arg, VPERF_RAWREC_TRACEFS_HEADER, 0, st->header,
+				     (uint32_t)st->header_len);
 	for (size_t i = 0; !err && i < st->nr_fmts; i++)
-		err = recorder__chunk(ht->rec, VPERF_RAWREC_TRACEFS_FORMAT, 0, 0, st->fmts[i].text,
-				      (uint32_t)st->fmts[i].len);
+		err = ht->sink.chunk(ht->sink.arg, VPERF_RAWREC_TRACEFS_FORMAT, 0, st->fmts[i].text,
+				     (uint32_t)st->fmts[i].len);
 	if (err)
 		say(st->why, st->why_len, "writing the host event formats into the recording: %s",
 		    strerror(-err));
@@ -698,7 +697,7 @@ static int write_setup(struct hosttrace *ht, const struct setup *st, unsigned in
 
 int hosttrace__start_events(struct hosttrace **out, const pid_t *tids, size_t nr_tids,
 			    unsigned int buffer_kb, const struct hosttrace_event *events,
-			    size_t nr_events, struct recorder *rec, char *why, size_t why_len,
+			    size_t nr_events, struct hosttrace_sink sink, char *why, size_t why_len,
 			    bool *missing)
 {
 	struct setup st = { .why = why, .why_len = why_len };
@@ -719,6 +718,10 @@ int hosttrace__start_events(struct hosttrace **out, const pid_t *tids, size_t nr
 			return -EINVAL;
 		}
 	}
+	if (!sink.chunk) {
+		say(why, why_len, "host kernel events: nowhere to write them");
+		return -EINVAL;
+	}
 	ht = calloc(1, sizeof(*ht));
 	st.fmts = calloc(nr_events, sizeof(*st.fmts));
 	if (!ht || !st.fmts) {
@@ -726,7 +729,7 @@ int hosttrace__start_events(struct hosttrace **out, const pid_t *tids, size_t nr
 		say(why, why_len, "host kernel events: out of memory");
 		goto free_ht;
 	}
-	ht->rec = rec;
+	ht->sink = sink;
 	ht->pipe[0] = ht->pipe[1] = -1;
 
 	err = find_tracefs(st.root, sizeof(st.root), why, why_len);
@@ -773,10 +776,11 @@ free_ht:
 }
 
 int hosttrace__start(struct hosttrace **out, const pid_t *tids, size_t nr_tids,
-		     unsigned int buffer_kb, struct recorder *rec, char *why, size_t why_len, bool *missing)
+		     unsigned int buffer_kb, struct hosttrace_sink sink, char *why, size_t why_len,
+		     bool *missing)
 {
 	return hosttrace__start_events(out, tids, nr_tids, buffer_kb, hosttrace_default_events,
-				       hosttrace_nr_default_events, rec, why, why_len, missing);
+				       hosttrace_nr_default_events, sink, why, why_len, missing);
 }
 
 /* ---- copying pages ---- */
@@ -822,8 +826,8 @@ int hosttrace__poll(struct hosttrace *ht)
 			}
 			err = drain_pipe(ht, (size_t)n);
 			if (!err)
-				err = recorder__chunk(ht->rec, VPERF_RAWREC_TRACEFS_PAGES, c->cpu, 0,
-						      ht->buf, (uint32_t)n);
+				err = ht->sink.chunk(ht->sink.arg, VPERF_RAWREC_TRACEFS_PAGES, c->cpu,
+						     ht->buf, (uint32_t)n);
 			if (err) {
 				if (!first)
 					first = err;
@@ -854,16 +858,16 @@ static int read_rest(struct hosttrace *ht, struct ht_cpu *c)
 		memset(ht->buf + fill + r, 0, ht->page_size - (size_t)r);
 		fill += ht->page_size;
 		if (fill + ht->page_size > ht->buf_size) {
-			err = recorder__chunk(ht->rec, VPERF_RAWREC_TRACEFS_PAGES, c->cpu, 0, ht->buf,
-					      (uint32_t)fill);
+			err = ht->sink.chunk(ht->sink.arg, VPERF_RAWREC_TRACEFS_PAGES, c->cpu, ht->buf,
+					     (uint32_t)fill);
 			fill = 0;
 			if (err)
 				return err;
 		}
 	}
 	if (fill) {
-		int e = recorder__chunk(ht->rec, VPERF_RAWREC_TRACEFS_PAGES, c->cpu, 0, ht->buf,
-					(uint32_t)fill);
+		int e = ht->sink.chunk(ht->sink.arg, VPERF_RAWREC_TRACEFS_PAGES, c->cpu, ht->buf,
+				       (uint32_t)fill);
 
 		if (!err)
 			err = e;
@@ -881,7 +885,7 @@ static int write_stats(struct hosttrace *ht, const struct ht_cpu *c)
 		err = read_all(path, 0, &text, &len);
 	if (err)
 		return err;
-	err = recorder__chunk(ht->rec, VPERF_RAWREC_TRACEFS_STATS, c->cpu, 0, text, (uint32_t)len);
+	err = ht->sink.chunk(ht->sink.arg, VPERF_RAWREC_TRACEFS_STATS, c->cpu, text, (uint32_t)len);
 	free(text);
 	return err;
 }

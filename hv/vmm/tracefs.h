@@ -27,12 +27,22 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util.h"
 
 struct hosttrace;
-struct recorder;
+
+/*
+ * Where the chunks go (vperf-vmm: its raw recording, record.c): chunk(arg, type, cpu, data, size)
+ * writes one VPERF_RAWREC_* chunk, 0 or -errno.  A callback, so that this file needs nothing of
+ * the recorder's.
+ */
+struct hosttrace_sink {
+	int (*chunk)(void *arg, uint32_t type, uint32_t cpu, const void *data, uint32_t size);
+	void *arg;
+};
 
 /* Which threads an event is kept for (the filter written to the event's filter file). */
 enum hosttrace_filter {
@@ -54,7 +64,7 @@ extern const size_t hosttrace_nr_default_events;
 /*
  * Set up a private tracefs instance (instances/vperf-<pid>) for the threads tids[nr_tids]: trace
  * clock x86-tsc, buffer_kb per CPU, the default events with their filters; write the META,
- * TRACEFS_HEADER and TRACEFS_FORMAT chunks into rec and start tracing.
+ * TRACEFS_HEADER and TRACEFS_FORMAT chunks into sink and start tracing.
  *
  * Returns 0, with *missing true (and why saying which) when some events are not in this kernel
  * while others are: those others are recorded.  Or -errno with why saying what is missing for a
@@ -63,13 +73,13 @@ extern const size_t hosttrace_nr_default_events;
  * (left by a killed vperf-vmm) is removed first, and the META chunk says so.
  */
 int hosttrace__start(struct hosttrace **out, const pid_t *tids, size_t nr_tids,
-		     unsigned int buffer_kb, struct recorder *rec, char *why, size_t why_len,
+		     unsigned int buffer_kb, struct hosttrace_sink sink, char *why, size_t why_len,
 		     bool *missing) __must_check;
 
 /* The same with a table of events of one's own (the tests use it to ask for a missing one). */
 int hosttrace__start_events(struct hosttrace **out, const pid_t *tids, size_t nr_tids,
 			    unsigned int buffer_kb, const struct hosttrace_event *events,
-			    size_t nr_events, struct recorder *rec, char *why, size_t why_len,
+			    size_t nr_events, struct hosttrace_sink sink, char *why, size_t why_len,
 			    bool *missing) __must_check;
 
 /*

@@ -39,6 +39,13 @@ int recorder__chunk(struct recorder *rec, uint32_t type, uint32_t cpu, uint32_t 
 	return 0;
 }
 
+/* recorder__chunk() as the sink tracefs.c writes into. */
+static int sink_chunk(void *arg, uint32_t type, uint32_t cpu, const void *data, uint32_t size)
+{
+	return recorder__chunk(arg, type, cpu, 0, data, size);
+}
+#define SINK(rec)	((struct hosttrace_sink){ sink_chunk, (rec) })
+
 static atomic_int tid, go, done;
 
 static void *sleeper(void *arg)
@@ -104,7 +111,7 @@ int main(int argc, char **argv)
 		return 1;
 	while (!(t = atomic_load(&tid)))
 		sched_yield();
-	err = hosttrace__start(&ht, &t, 1, 64, &rec, why, sizeof(why), &missing);
+	err = hosttrace__start(&ht, &t, 1, 64, SINK(&rec), why, sizeof(why), &missing);
 	if (err) {
 		fprintf(stderr, "hosttrace__start: %s: %s\n", strerror(-err), why);
 		return 1;

@@ -71,6 +71,13 @@ int recorder__chunk(struct recorder *rec, uint32_t type, uint32_t cpu, uint32_t 
 	return 0;
 }
 
+/* recorder__chunk() as the sink tracefs.c writes into. */
+static int sink_chunk(void *arg, uint32_t type, uint32_t cpu, const void *data, uint32_t size)
+{
+	return recorder__chunk(arg, type, cpu, 0, data, size);
+}
+#define SINK(rec)	((struct hosttrace_sink){ sink_chunk, (rec) })
+
 static void rec_init(struct recorder *rec)
 {
 	memset(rec, 0, sizeof(*rec));
@@ -268,7 +275,7 @@ static void hostevents_sched_switch_counts_a_sleeping_thread(void **state)
 	tid = atomic_load(&sl.tid);
 
 	t0 = recorder__tsc();
-	err = hosttrace__start(&ht, &tid, 1, 1024, &rec, why, sizeof(why), &missing);
+	err = hosttrace__start(&ht, &tid, 1, 1024, SINK(&rec), why, sizeof(why), &missing);
 	if (err == -EACCES || err == -EPERM || err == -ENOENT || err == -ENOTSUP) {
 		atomic_store(&sl.go, 1);
 		pthread_join(sl.th, NULL);
@@ -392,7 +399,7 @@ static void hosttrace_overrun_is_counted_in_pages_and_stats_alike(void **state)
 	tids[0] = atomic_load(&pp->tid[0]);
 	tids[1] = atomic_load(&pp->tid[1]);
 	rec_init(&rec);
-	assert_int_equal(hosttrace__start(&ht, tids, 2, 16, &rec, why, sizeof(why), &missing), 0);
+	assert_int_equal(hosttrace__start(&ht, tids, 2, 16, SINK(&rec), why, sizeof(why), &missing), 0);
 	nanosleep(&run, NULL);
 	assert_int_equal(hosttrace__stop(ht), 0);
 	hosttrace__delete(ht);
@@ -463,7 +470,7 @@ static void hosttrace_removes_a_stale_instance_and_its_own(void **state)
 	assert_int_equal(mkdir(stale, 0700), 0);
 
 	rec_init(&rec);
-	assert_int_equal(hosttrace__start(&ht, &me, 1, 64, &rec, why, sizeof(why), &missing), 0);
+	assert_int_equal(hosttrace__start(&ht, &me, 1, 64, SINK(&rec), why, sizeof(why), &missing), 0);
 	assert_int_not_equal(access(stale, F_OK), 0);
 	snprintf(want, sizeof(want), "host_trace_stale_removed=vperf-%d\n", (int)dead);
 	assert_true(vt_contains(rec_meta(&rec, meta, sizeof(meta)), want));
@@ -489,7 +496,7 @@ static void hosttrace_missing_event_records_the_others_and_says_which(void **sta
 	(void)state;
 	need_tracefs();
 	rec_init(&rec);
-	assert_int_equal(hosttrace__start_events(&ht, &me, 1, 64, events, 2, &rec, why, sizeof(why),
+	assert_int_equal(hosttrace__start_events(&ht, &me, 1, 64, events, 2, SINK(&rec), why, sizeof(why),
 						 &missing), 0);
 	assert_true(missing);
 	assert_true(vt_contains(why, "vperf_none:no_such_event not in this kernel"));
@@ -503,7 +510,7 @@ static void hosttrace_missing_event_records_the_others_and_says_which(void **sta
 
 	/* none of them: an error, and nothing left */
 	rec_init(&rec);
-	assert_int_equal(hosttrace__start_events(&ht, &me, 1, 64, events + 1, 1, &rec, why,
+	assert_int_equal(hosttrace__start_events(&ht, &me, 1, 64, events + 1, 1, SINK(&rec), why,
 						 sizeof(why), &missing), -ENOENT);
 	assert_null(ht);
 	assert_true(vt_contains(why, "none of the host kernel events"));
@@ -525,14 +532,16 @@ static void hosttrace_failed_start_leaves_nothing_behind(void **state)
 	need_tracefs();
 	rec_init(&rec);
 	rec.fail_after = 1;
-	assert_int_equal(hosttrace__start(&ht, &me, 1, 64, &rec, why, sizeof(why), &missing), -ENOSPC);
+	assert_int_equal(hosttrace__start(&ht, &me, 1, 64, SINK(&rec), why, sizeof(why), &missing), -ENOSPC);
 	assert_null(ht);
 	assert_true(vt_contains(why, "writing the host event formats"));
 	assert_false(instance_exists(me));
 	rec_free(&rec);
-	assert_int_equal(hosttrace__start(&ht, &zero, 1, 64, NULL, why, sizeof(why), &missing),
+	assert_int_equal(hosttrace__start(&ht, &zero, 1, 64, (struct hosttrace_sink){ 0 }, why,
+					  sizeof(why), &missing),
 			 -EINVAL);
-	assert_int_equal(hosttrace__start(&ht, &me, 0, 64, NULL, why, sizeof(why), &missing), -EINVAL);
+	assert_int_equal(hosttrace__start(&ht, &me, 0, 64, (struct hosttrace_sink){ 0 }, why,
+					  sizeof(why), &missing), -EINVAL);
 	hosttrace__delete(NULL);
 }
 
@@ -540,11 +549,15 @@ static void hosttrace_failed_start_leaves_nothing_behind(void **state)
 static bool start_refused(void)
 {
 	struct hosttrace *ht;
+	struct recorder rec;
 	char why[512];
 	bool missing;
 	pid_t me = getpid();
-	int err = hosttrace__start(&ht, &me, 1, 64, NULL, why, sizeof(why), &missing);
+	int err;
 
+	rec_init(&rec);
+	err = hosttrace__start(&ht, &me, 1, 64, SINK(&rec), why, sizeof(why), &missing);
+	rec_free(&rec);
 	printf("# as uid %d: %d (%s): %s\n", (int)geteuid(), err, strerror(-err), why);
 	fflush(stdout);
 	return err < 0 && !ht && (vt_contains(why, "root") || vt_contains(why, "no tracefs")) &&
