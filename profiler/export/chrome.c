@@ -22,6 +22,7 @@
 
 #include "escape.h"
 #include "export.h"
+#include "states.h"
 #include "schema.h"
 
 static void put_arg_str(FILE *out, const char *key, const char *val)

@@ -21,7 +21,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report.h"
+#include "hist.h"
+#include "session.h"
+#include "slices.h"
 
 struct vperf_export_format {
 	const char *name;		/* --to NAME */

@@ -15,6 +15,7 @@
 
 #include "escape.h"
 #include "export.h"
+#include "states.h"
 #include "timeline.h"
 
 #define LEFT		200	/* row labels */

@@ -12,7 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report.h"
+#include "session.h"
+#include "slices.h"
 
 #define VPERF_TIMELINE_MIN_WIDTH	400
 #define VPERF_TIMELINE_MAX_WIDTH	20000

@@ -27,8 +27,9 @@
 #include <vperf/rawrec.h>
 #include <vperf/trace_rec.h>
 
-#include "convert.h"
+#include "convert-int.h"
 #include "ctf.h"
+#include "escape.h"
 #include "ordered.h"
 #include "schema.h"
 #include "ksyms.h"
@@ -36,7 +37,6 @@
 #include "hostevents.h"
 #endif
 
-#define VPERF_MAX_VCPUS_RAW	256	/* a raw file with more is refused */
 
 _Static_assert(VPERF_TRACE_NR_TYPES <= sizeof(((struct vperf_convert_stats *)0)->guest_by_type) /
 					sizeof(uint64_t), "guest_by_type holds every record type");
@@ -49,66 +49,6 @@ static const char *const kvm_exits[] = {
 	"s390_tsch", "epr", "system_event", "s390_stsi", "ioapic_eoi", "hyperv", "arm_nisv",
 	"x86_rdmsr", "x86_wrmsr", "dirty_ring_full", "ap_reset_hold", "x86_bus_lock", "xen",
 	"riscv_sbi", "riscv_csr", "notify",
-};
-
-/* ---- the events, before sorting ---- */
-
-enum src { SRC_GUEST, SRC_EXIT, SRC_HOST, SRC_LOST, SRC_INVALID, SRC_FLUSH,
-	   SRC_OUT_OF_RANGE /* past the trace clock: not written */ };
-
-/* A guest module's code symbol, from its MMAP record (pid 0, "[MODULE]NAME", start, len). */
-struct gmsym {
-	uint64_t addr, len;
-	const struct vperf_trace_mmap *rec;
-	uint32_t mod_len;		/* "[MODULE]": the bytes of filename before NAME */
-	uint32_t seq;			/* its order among them: the first of one address wins */
-	bool used;
-};
-
-struct cev {
-	struct vperf_ordered_ev h;	/* h.ts: host TSC in ns */
-	const void *p;			/* the record in the mapped file, or the host event */
-	uint64_t count;			/* SRC_LOST, SRC_INVALID: how many; SRC_FLUSH: its number */
-	uint64_t count2;		/* SRC_INVALID: drains; SRC_FLUSH: its side (flush_sides) */
-	uint64_t count3;		/* SRC_INVALID: drains refused for a bad ring header */
-	uint32_t cpu;
-	uint8_t layer;			/* enum vperf_ctf_layer */
-	uint8_t src;			/* enum src */
-};
-
-struct conv {
-	const unsigned char *map;
-	size_t map_len;
-	const struct vperf_rawrec_header *h;
-	struct vperf_convert_stats *st;
-	char *why;
-	size_t why_len;
-
-	struct vperf_ordered ev;	/* struct cev, put in time order when written */
-
-	int64_t offset[VPERF_MAX_VCPUS_RAW];
-	int offset_how[VPERF_MAX_VCPUS_RAW];	/* 0 none, 1 KVM, 2 samples */
-	uint64_t lost_vmm[VPERF_MAX_VCPUS_RAW];	/* running totals seen */
-	uint64_t guest_lost[VPERF_MAX_VCPUS_RAW];
-	uint64_t invalid_bytes[VPERF_MAX_VCPUS_RAW];
-	uint64_t invalid_drains[VPERF_MAX_VCPUS_RAW];
-	uint64_t bad_headers[VPERF_MAX_VCPUS_RAW];
-	char meta[8192];
-	size_t meta_len;
-	bool ended;
-	uint64_t min_ns, max_ns;	/* of the events written */
-	struct vperf_ctf *ctf;		/* the writer, while events are written */
-	uint64_t written;		/* events given to it */
-	struct vperf_ksyms gsyms;	/* the guest kernel's text symbols */
-	uint64_t gslide;		/* where they run: map address + gslide */
-	struct gmsym *gmods;		/* guest modules' code symbols, by address */
-	size_t nr_gmods;
-	uint64_t nr_flushes;		/* TRACE_FLUSH samples seen (their numbers) */
-#ifdef VPERF_RECORD_HOSTEVENTS
-	struct vperf_hostev_reader *host;
-	struct vperf_hostev *hostev;
-	size_t nr_hostev, cap_hostev;
-#endif
 };
 
 static int fail(struct conv *c, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -141,11 +81,6 @@ static int push(struct conv *c, struct cev e)
 	return 0;
 }
 
-/* The i-th event queued. */
-static const struct cev *ev_at(const struct conv *c, size_t i)
-{
-	return vperf_ordered__at(&c->ev, i);
-}
 
 /* Guest TSC -> host TSC ns for vCPU n; false if no mapping is known. */
 static bool guest_ns(const struct conv *c, unsigned int n, uint64_t guest_tsc, uint64_t *ns)
@@ -404,45 +339,6 @@ static int host_event(const struct vperf_hostev *ev, void *ctx)
 }
 #endif
 
-/* A guest string field: up to n bytes, NUL-terminated or not; bytes that are not UTF-8 become '?'. */
-static const char *gstr(char *buf, size_t bufsz, const char *s, size_t n)
-{
-	size_t len = strnlen(s, n), o = 0;
-
-	for (size_t i = 0; i < len && o + 4 < bufsz;) {
-		unsigned char ch = (unsigned char)s[i];
-		size_t k = ch < 0x80 ? 1 : (ch & 0xe0) == 0xc0 ? 2 : (ch & 0xf0) == 0xe0 ? 3 :
-			   (ch & 0xf8) == 0xf0 ? 4 : 0;
-		bool ok = k && i + k <= len;
-
-		for (size_t j = 1; ok && j < k; j++)
-			ok = ((unsigned char)s[i + j] & 0xc0) == 0x80;
-		if (ok && k == 2 && ch < 0xc2)
-			ok = false;	/* overlong */
-		if (ok && k == 3) {
-			unsigned int cp = (ch & 0x0fu) << 12 | ((unsigned char)s[i + 1] & 0x3fu) << 6 |
-					  ((unsigned char)s[i + 2] & 0x3fu);
-
-			ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
-		}
-		if (ok && k == 4) {
-			unsigned int cp = (ch & 0x07u) << 18 | ((unsigned char)s[i + 1] & 0x3fu) << 12;
-
-			ok = cp >= 0x10000 && cp <= 0x10ffff;
-		}
-		if (!ok) {
-			buf[o++] = '?';
-			i++;
-			continue;
-		}
-		memcpy(buf + o, s + i, k);
-		o += k;
-		i += k;
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
 #define NOT_WRITTEN	1	/* emit_*(): an event read, not written (0: written; -errno) */
 
 static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct cev *e)
@@ -457,9 +353,9 @@ static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct c
 
 		return vperf_ev__sched_switch(s, e->h.ts, &(struct vperf_ev_sched_switch){
 			.prev_tid = r->tid,
-			.prev_comm = gstr(a, sizeof(a), x->prev_comm, sizeof(x->prev_comm)),
+			.prev_comm = esc_utf8_clean(a, sizeof(a), x->prev_comm, sizeof(x->prev_comm)),
 			.prev_state = x->prev_state, .next_tid = x->next_tid,
-			.next_comm = gstr(b, sizeof(b), x->next_comm, sizeof(x->next_comm)) });
+			.next_comm = esc_utf8_clean(b, sizeof(b), x->next_comm, sizeof(x->next_comm)) });
 	}
 	case VPERF_TRACE_SCHED_WAKEUP: {
 		const struct vperf_trace_wakeup *x = (const void *)r;
@@ -473,15 +369,15 @@ static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct c
 		return vperf_ev__process_fork(s, e->h.ts, &(struct vperf_ev_process_fork){
 			.parent_pid = r->pid, .parent_tid = r->tid, .child_pid = x->child_pid,
 			.child_tid = x->child_tid,
-			.child_comm = gstr(a, sizeof(a), x->comm, sizeof(x->comm)) });
+			.child_comm = esc_utf8_clean(a, sizeof(a), x->comm, sizeof(x->comm)) });
 	}
 	case VPERF_TRACE_EXEC: {
 		const struct vperf_trace_exec *x = (const void *)r;
 
 		return vperf_ev__process_exec(s, e->h.ts, &(struct vperf_ev_process_exec){
 			.pid = r->pid, .tid = r->tid,
-			.comm = gstr(a, sizeof(a), x->comm, sizeof(x->comm)),
-			.filename = gstr(fn, sizeof(fn), x->filename, r->size - sizeof(*x)) });
+			.comm = esc_utf8_clean(a, sizeof(a), x->comm, sizeof(x->comm)),
+			.filename = esc_utf8_clean(fn, sizeof(fn), x->filename, r->size - sizeof(*x)) });
 	}
 	case VPERF_TRACE_EXIT: {
 		const struct vperf_trace_exit *x = (const void *)r;
@@ -511,7 +407,7 @@ static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct c
 		const struct vperf_trace_mark *x = (const void *)r;
 
 		return vperf_ev__marker(s, e->h.ts, &(struct vperf_ev_marker){
-			.name = gstr(fn, sizeof(fn), x->name, x->name_len), .value = x->value,
+			.name = esc_utf8_clean(fn, sizeof(fn), x->name, x->name_len), .value = x->value,
 			.kind = x->kind, .pid = r->pid, .tid = r->tid });
 	}
 	case VPERF_TRACE_MMAP: {
@@ -522,7 +418,7 @@ static int emit_guest(struct conv *c, struct vperf_ctf_stream *s, const struct c
 		return vperf_ev__mmap(s, e->h.ts, &(struct vperf_ev_mmap){
 			.pid = r->pid, .tid = r->tid, .start = x->start, .len = x->len,
 			.pgoff = x->pgoff,
-			.filename = gstr(fn, sizeof(fn), x->filename, r->size - sizeof(*x)) });
+			.filename = esc_utf8_clean(fn, sizeof(fn), x->filename, r->size - sizeof(*x)) });
 	}
 	default:
 		return NOT_WRITTEN;	/* LOST is SRC_LOST; vperf_trace_rec_check() passes no other */
@@ -551,11 +447,11 @@ static int emit_host(struct vperf_ctf_stream *s, const struct cev *e)
 	case VPERF_HOSTEV_SCHED_SWITCH:
 		return vperf_ev__sched_switch(s, e->h.ts, &(struct vperf_ev_sched_switch){
 			.prev_tid = (uint32_t)h->sched_switch.prev_pid,
-			.prev_comm = gstr(a, sizeof(a), h->sched_switch.prev_comm,
+			.prev_comm = esc_utf8_clean(a, sizeof(a), h->sched_switch.prev_comm,
 					  sizeof(h->sched_switch.prev_comm)),
 			.prev_state = (uint64_t)h->sched_switch.prev_state,
 			.next_tid = (uint32_t)h->sched_switch.next_pid,
-			.next_comm = gstr(b, sizeof(b), h->sched_switch.next_comm,
+			.next_comm = esc_utf8_clean(b, sizeof(b), h->sched_switch.next_comm,
 					  sizeof(h->sched_switch.next_comm)) });
 	case VPERF_HOSTEV_SCHED_WAKEUP:
 		return vperf_ev__sched_wakeup(s, e->h.ts, &(struct vperf_ev_sched_wakeup){
@@ -693,222 +589,6 @@ static size_t meta_env(char *meta, struct vperf_ctf_env *env, size_t max)
 	return n;
 }
 
-/* ---- the guest kernel's symbols (the ones its samples hit) ---- */
-
-#define KERNEL_START	0xffff800000000000ull	/* x86-64: kernel addresses from here */
-#define CONTEXT_MARKS	0xfffffffffffff001ull	/* perf's PERF_CONTEXT_* callchain marks */
-
-/* The guest module symbol holding ip, or NULL. */
-static struct gmsym *gmsym_find(const struct conv *c, uint64_t ip)
-{
-	size_t lo = 0, hi = c->nr_gmods;
-
-	while (lo < hi) {		/* the first symbol above ip */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->gmods[mid].addr <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && ip - c->gmods[lo - 1].addr < c->gmods[lo - 1].len ? &c->gmods[lo - 1] : NULL;
-}
-
-static void gsym_mark(struct conv *c, uint64_t ip)
-{
-	struct gmsym *m;
-	struct vperf_ksym *g;
-
-	if (ip < KERNEL_START || ip >= CONTEXT_MARKS)
-		return;
-	m = gmsym_find(c, ip);
-	if (m) {
-		m->used = true;
-		return;
-	}
-	g = c->gsyms.nr ? vperf_ksyms__find(&c->gsyms, ip - c->gslide) : NULL;
-	if (g)
-		g->used = true;
-}
-
-static int cmp_gmsym(const void *a, const void *b)
-{
-	const struct gmsym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/*
- * The guest modules' code symbols their MMAP records describe (a record the file's bytes do
- * not make valid is skipped), sorted, one per address: c->gmods.  0 or -ENOMEM.
- */
-/* Event i's guest module symbol record (valid as the file has it), its "[MODULE]" length: or 0. */
-static uint32_t module_sym_at(const struct conv *c, size_t i)
-{
-	const struct vperf_trace_mmap *x = ev_at(c, i)->p;
-
-	if (ev_at(c, i)->src != SRC_GUEST || x->h.type != VPERF_TRACE_MMAP || x->h.pid ||
-	    x->h.tid ||
-	    !x->len || vperf_trace_rec_check(x, x->h.size) != x->h.size)
-		return 0;
-	return vperf_trace_ksym_name_valid(x->filename);
-}
-
-static int find_guest_module_syms(struct conv *c)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < vperf_ordered__nr(&c->ev); i++)
-		n += !!module_sym_at(c, i);
-	if (!n)
-		return 0;
-	c->gmods = calloc(n, sizeof(*c->gmods));
-	if (!c->gmods)
-		return -ENOMEM;
-	for (size_t i = 0; i < vperf_ordered__nr(&c->ev); i++) {
-		const struct vperf_trace_mmap *x = ev_at(c, i)->p;
-		uint32_t mod_len = module_sym_at(c, i);
-
-		if (!mod_len)
-			continue;
-		c->gmods[c->nr_gmods] = (struct gmsym){ .addr = x->start, .len = x->len, .rec = x,
-							.mod_len = mod_len, .seq = (uint32_t)c->nr_gmods };
-		c->nr_gmods++;
-	}
-	qsort(c->gmods, n, sizeof(*c->gmods), cmp_gmsym);
-	c->nr_gmods = 0;
-	for (size_t i = 0; i < n; i++)	/* a second name at one address (an alias) is left out */
-		if (!c->nr_gmods || c->gmods[c->nr_gmods - 1].addr != c->gmods[i].addr)
-			c->gmods[c->nr_gmods++] = c->gmods[i];
-	return 0;
-}
-
-/* Mark the guest symbols (kernel image's and modules') that the guest's kernel samples hit. */
-static void mark_guest_syms(struct conv *c)
-{
-	for (size_t i = 0; i < vperf_ordered__nr(&c->ev); i++) {
-		const struct vperf_trace_sample *x = ev_at(c, i)->p;
-
-		if (ev_at(c, i)->src != SRC_GUEST || x->h.type != VPERF_TRACE_SAMPLE)
-			continue;
-		if (!(x->h.flags & VPERF_TRACE_SAMPLE_USER))
-			gsym_mark(c, x->ip);
-		for (uint32_t j = 0; j < x->nr_callchain; j++) {
-			uint64_t a;
-
-			memcpy(&a, (const unsigned char *)x->data + 8 * (x->nr_counts + j), 8);
-			gsym_mark(c, a);
-		}
-	}
-	for (size_t i = 0; i < c->gsyms.nr; i++)
-		c->st->guest_ksyms += c->gsyms.sym[i].used;
-	for (size_t i = 0; i < c->nr_gmods; i++)
-		c->st->guest_module_syms += c->gmods[i].used;
-	c->st->guest_ksyms += c->st->guest_module_syms;
-}
-
-/*
- * Find the guest kernel symbols that the guest's samples hit, in path (a System.map or
- * kallsyms) placed where the guest's MMAP record of its kernel text says: c->gsyms, their
- * used flags set.  Nothing found is not an error: the stats' note says why.  0 or -ENOMEM.
- */
-static int find_guest_ksyms(struct conv *c, const char *path, const char *as)
-{
-	struct vperf_convert_stats *st = c->st;
-	const struct vperf_trace_mmap *kt = NULL;
-	uint64_t ref = 0;
-	char ref_name[128];
-	bool have_ref = false;
-	int err;
-
-	if (!path) {
-		snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note),
-			 "none: no symbol map of the guest kernel was given");
-		goto none;
-	}
-	for (size_t i = 0; i < vperf_ordered__nr(&c->ev) && !kt; i++) {
-		const struct vperf_trace_rec *r = ev_at(c, i)->p;
-
-		if (ev_at(c, i)->src == SRC_GUEST && r->type == VPERF_TRACE_MMAP && !r->pid &&
-		    !((const struct vperf_trace_mmap *)r)->len &&
-		    r->size > sizeof(*kt) + strlen(VPERF_TRACE_MMAP_KERNEL) &&
-		    !memcmp(((const struct vperf_trace_mmap *)r)->filename, VPERF_TRACE_MMAP_KERNEL,
-			    strlen(VPERF_TRACE_MMAP_KERNEL)))
-			kt = (const void *)r;
-	}
-	if (!kt) {
-		snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note),
-			 "none: the guest did not say where its kernel text is (no MMAP record of it: "
-			 "an older vperf_guest.ko, or its record was lost)");
-		goto none;
-	}
-	gstr(ref_name, sizeof(ref_name), kt->filename + strlen(VPERF_TRACE_MMAP_KERNEL),
-	     kt->h.size - sizeof(*kt) - strlen(VPERF_TRACE_MMAP_KERNEL));
-	err = vperf_ksyms__read(&c->gsyms, path, VPERF_KSYMS_TEXT_ONLY | VPERF_KSYMS_NO_MODULES);
-	if (err == -ENOMEM)
-		return err;
-	if (!err)
-		have_ref = !vperf_ksyms__addr(&c->gsyms, ref_name, &ref);
-	if (err || !have_ref || !ref) {
-		snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note), "none: %s: %s", as,
-			 err ? strerror(-err) : !have_ref ? "it does not name the guest's reference symbol" :
-			 "its addresses are 0 (a kallsyms read without the right to see them)");
-		vperf_ksyms__exit(&c->gsyms);
-		goto none;
-	}
-	c->gslide = kt->start - ref;
-	mark_guest_syms(c);
-	snprintf(st->guest_ksyms_note, sizeof(st->guest_ksyms_note),
-		 "%" PRIu64 " symbols the guest's samples hit, from %s (%s at %#" PRIx64 ": the kernel "
-		 "runs %s%#" PRIx64 " from the map's addresses)", st->guest_ksyms - st->guest_module_syms,
-		 as, ref_name, (uint64_t)kt->start, c->gslide >> 63 ? "-" : "+",
-		 c->gslide >> 63 ? -c->gslide : c->gslide);
-	return 0;
-none:
-	mark_guest_syms(c);	/* the modules' own symbols still name their frames */
-	return 0;
-}
-
-/*
- * Write the guest symbols the samples hit (find_guest_ksyms()'s, and the modules' own) on
- * vCPU 0's guest kernel stream at ns: 0 or -errno.
- */
-static int write_guest_ksyms(struct conv *c, struct vperf_ctf *ctf, uint64_t ns)
-{
-	struct vperf_ctf_stream *s;
-	int err = c->st->guest_ksyms ? vperf_ctf__stream(ctf, VPERF_CTF_GUEST_KERNEL, 0, &s) : 0;
-	char name[VPERF_TRACE_REC_MAX * 2], mod[VPERF_TRACE_KSYM_MOD_MAX * 2 + 8];
-
-	/* the kernel image's (module "") first: babeltrace2 2.0.4 shows an empty string after a
-	 * non-empty one of the same field as the non-empty one (profiler/report/reader.c) */
-	for (size_t i = 0; !err && c->st->guest_ksyms && i < c->gsyms.nr; i++) {
-		const struct vperf_ksym *g = &c->gsyms.sym[i];
-
-		if (!g->used)
-			continue;
-		err = vperf_ev__kernel_symbol(s, ns, &(struct vperf_ev_kernel_symbol){
-			.addr = g->addr + c->gslide, .size = vperf_ksyms__size(&c->gsyms, g),
-			.name = g->name, .module = "" });
-		c->st->events++;
-	}
-	for (size_t i = 0; !err && i < c->nr_gmods; i++) {
-		const struct gmsym *m = &c->gmods[i];
-		const char *fn = m->rec->filename;
-
-		if (!m->used)
-			continue;
-		err = vperf_ev__kernel_symbol(s, ns, &(struct vperf_ev_kernel_symbol){
-			.addr = m->addr, .size = m->len,
-			.name = gstr(name, sizeof(name), fn + m->mod_len,
-				     m->rec->h.size - sizeof(*m->rec) - m->mod_len),
-			.module = gstr(mod, sizeof(mod), fn, m->mod_len) });
-		c->st->events++;
-	}
-	return err;
-}
-
 /* One event, in time order, into the trace (flushed every 200000): 0 or -errno. */
 static int write_ev(void *arg, void *ev)
 {
@@ -1019,9 +699,9 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 						   sizeof(char *);
 		const char *path = has ? opts->guest_kallsyms : NULL;
 
-		err = find_guest_module_syms(c);
+		err = vperf__conv_find_guest_module_syms(c);
 		if (!err)
-			err = find_guest_ksyms(c, path, has && opts->guest_kallsyms_as ?
+			err = vperf__conv_find_guest_ksyms(c, path, has && opts->guest_kallsyms_as ?
 						       opts->guest_kallsyms_as : path);
 	}
 	if (err) {
@@ -1139,7 +819,7 @@ int vperf_convert(const char *raw_path, const char *dir, const struct vperf_conv
 		goto out;
 	}
 	if (!err)
-		err = write_guest_ksyms(c, ctf, c->max_ns);
+		err = vperf__conv_write_guest_ksyms(c, ctf, c->max_ns);
 	if (!err)
 		err = vperf_ctf__flush(ctf);
 	if (err) {

@@ -47,17 +47,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <babeltrace/ctf-ir/utils.h>
-#include <babeltrace/ctf-writer/clock.h>
-#include <babeltrace/ctf-writer/event-fields.h>
-#include <babeltrace/ctf-writer/event-types.h>
-#include <babeltrace/ctf-writer/event.h>
-#include <babeltrace/ctf-writer/stream-class.h>
-#include <babeltrace/ctf-writer/stream.h>
-#include <babeltrace/ctf-writer/writer.h>
-
-#include "ctf.h"
-#include "schema.h"
+#include "ctf-int.h"
+#include "escape.h"
 
 #ifndef VPERF_RECORD_VERSION
 #define VPERF_RECORD_VERSION "unknown"
@@ -65,35 +56,8 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/*
- * The library names stream files <stream class>_<stream id>: hidden, so
- * that babeltrace2 skips one a kill leaves before it is unlinked.
- */
-#define STREAM_CLASS_NAME	".vperf"
-#define METADATA_TMP		".metadata.tmp"
 
-/*
- * The first bytes of every packet, at fixed offsets: the library's packet
- * header (magic u32, uuid u8[16], stream_id u32), then the packet context
- * (its timestamp_begin, timestamp_end, content_size and packet_size in
- * bits, events_discarded, all u64, then layer u8 and cpu_id u32), all
- * byte-aligned, in the host's byte order (the trace's).  Filler packets
- * are a copy of them with new times and sizes; publish() checks every
- * packet the library writes against this layout.
- */
-#define PKT_MAGIC	0
-#define PKT_TS_BEGIN	24
-#define PKT_TS_END	32
-#define PKT_CONTENT	40
-#define PKT_SIZE	48
-#define PKT_DISCARDED	56
-#define PKT_LAYER	64
-#define PKT_CPU		65
-#define PKT_HEAD	69
-#define CTF_MAGIC	0xc1fc1fc1u
 
-/* The layers' names (stream files, the packet context's enumeration): the schema's. */
-static const char *const *const layer_names = vperf_schema_layer_names;
 
 /* ---- the class every trace has ---------------------------------------- */
 
@@ -113,423 +77,12 @@ const char *vperf_ctf_layer_name(enum vperf_ctf_layer layer)
 	return (unsigned int)layer < VPERF_CTF_NR_LAYERS ? layer_names[layer] : NULL;
 }
 
-static const char *type_name(enum vperf_ctf_type type)
-{
-	switch (type) {
-	case VPERF_CTF_TYPE_U8: return "u8";
-	case VPERF_CTF_TYPE_U16: return "u16";
-	case VPERF_CTF_TYPE_U32: return "u32";
-	case VPERF_CTF_TYPE_U64: return "u64";
-	case VPERF_CTF_TYPE_S64: return "s64";
-	case VPERF_CTF_TYPE_STRING: return "string";
-	case VPERF_CTF_TYPE_U64_SEQ: return "u64 sequence";
-	}
-	return "no type";
-}
-
-/* ---- the writer's state ----------------------------------------------- */
-
-struct field {
-	char *name;
-	char *len_name;			/* U64_SEQ: its length field */
-	enum vperf_ctf_type type;
-	size_t nr_labels;
-};
-
-struct class {
-	char *name;
-	struct field *fields;
-	size_t nr_fields;
-	struct bt_ctf_event_class *bt;	/* our reference */
-};
-
-/* An event built and waiting for the next flush; lost > 0: a loss. */
-struct pending {
-	uint64_t ts;
-	uint64_t seq;			/* emit order, breaks ties in ts */
-	struct vperf_ctf_stream *s;
-	struct bt_ctf_event *ev;	/* our reference */
-	uint64_t lost;
-};
-
-/* A library stream and the file it writes, unlinked, open here. */
-struct bt_file {
-	struct bt_ctf_stream *bt;	/* our reference */
-	int fd;
-};
-
-struct vperf_ctf_stream {
-	struct vperf_ctf *ctf;
-	struct bt_file lib;
-	enum vperf_ctf_layer layer;
-	uint32_t cpu;
-	uint64_t last_ts;		/* of its newest event queued */
-	size_t appended;		/* events in its open packet */
-
-	/* Publishing (see there). */
-	char name[48];			/* the file babeltrace2 reads */
-	uint64_t lib_done;		/* bytes of lib.fd published */
-	uint64_t size;			/* of the published file */
-	uint64_t filler;		/* offset of its last packet, a filler */
-	uint64_t filler_ts;		/* that filler's time and discarded count */
-	uint64_t filler_discarded;
-	uint64_t discarded;		/* the running total handed to the library, <= INT64_MAX */
-	unsigned char head[PKT_HEAD];	/* a packet's first bytes, for fillers */
-	bool started;			/* the file holds its first fillers */
-};
-
-struct vperf_ctf {
-	char *dir;
-	int dirfd;
-	bool created_dir;
-	struct bt_ctf_writer *writer;
-	struct bt_ctf_clock *clock;
-	struct bt_ctf_stream_class *sc;
-	struct bt_file spare;		/* the first stream, not yet handed out */
-	size_t nr_lib_streams;		/* created in the library */
-	size_t page;			/* the unit a write cannot be cut in */
-	struct class *classes;		/* the config's, then lost_events */
-	size_t nr_classes;		/* the config's */
-	struct vperf_ctf_stream **streams;
-	size_t nr_streams, cap_streams;
-	struct pending *pending;
-	size_t nr_pending, cap_pending;
-	uint64_t seq;
-	uint64_t watermark;		/* newest timestamp flushed */
-	char *metadata;			/* as last written */
-	char **int_keys;		/* environment keys whose values are integers */
-	size_t nr_int_keys;
-	bool broken;			/* a flush failed half-way */
-	char err[512];
-};
-
-static int fail(struct vperf_ctf *ctf, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct vperf_ctf *ctf, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ctf->err, sizeof(ctf->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 const char *vperf_ctf__strerror(const struct vperf_ctf *ctf)
 {
 	if (!ctf)
 		return "no CTF writer";
 	return ctf->err[0] ? ctf->err : "no error";
-}
-
-/* ---- checks ----------------------------------------------------------- */
-
-/* A C identifier that is not one of CTF's keywords. */
-static bool is_identifier(const char *s)
-{
-	if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
-		return false;
-	for (const char *p = s + 1; *p; p++)
-		if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9')))
-			return false;
-	return bt_ctf_validate_identifier(s) == 0;
-}
-
-/* Printable ASCII without quote or backslash: safe inside metadata's "...". */
-static bool is_metadata_text(const char *s)
-{
-	for (; *s; s++)
-		if (*s < 0x20 || *s > 0x7e || *s == '"' || *s == '\\')
-			return false;
-	return true;
-}
-
-/* Offset of the first byte of s that is not valid UTF-8, or -1. */
-static long utf8_error(const char *str, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0;
-
-	while (i < len) {
-		uint32_t cp;
-		size_t n, k;
-
-		if (s[i] < 0x80) {
-			i++;
-			continue;
-		}
-		if ((s[i] & 0xe0) == 0xc0) {
-			n = 2;
-			cp = s[i] & 0x1f;
-		} else if ((s[i] & 0xf0) == 0xe0) {
-			n = 3;
-			cp = s[i] & 0x0f;
-		} else if ((s[i] & 0xf8) == 0xf0) {
-			n = 4;
-			cp = s[i] & 0x07;
-		} else {
-			return (long)i;
-		}
-		if (i + n > len)
-			return (long)i;
-		for (k = 1; k < n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return (long)i;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		/* Overlong forms, surrogates, beyond U+10FFFF. */
-		if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return (long)i;
-		i += n;
-	}
-	return -1;
-}
-
-static uint64_t type_max(enum vperf_ctf_type type)
-{
-	switch (type) {
-	case VPERF_CTF_TYPE_U8: return UINT8_MAX;
-	case VPERF_CTF_TYPE_U16: return UINT16_MAX;
-	case VPERF_CTF_TYPE_U32: return UINT32_MAX;
-	default: return UINT64_MAX;
-	}
-}
-
-/* ---- building the trace's types --------------------------------------- */
-
-static struct bt_ctf_field_type *int_type(unsigned int bits, bool is_signed, bool hex)
-{
-	struct bt_ctf_field_type *t = bt_ctf_field_type_integer_create(bits);
-
-	if (!t)
-		return NULL;
-	if (bt_ctf_field_type_integer_set_signed(t, is_signed) ||
-	    bt_ctf_field_type_integer_set_base(t, hex ? BT_CTF_INTEGER_BASE_HEXADECIMAL :
-						  BT_CTF_INTEGER_BASE_DECIMAL) ||
-	    bt_ctf_field_type_set_alignment(t, 8)) {
-		bt_ctf_field_type_put(t);
-		return NULL;
-	}
-	return t;
-}
-
-/* Add field d (its length first, for a string or sequence) to the event class. */
-static int add_field(struct bt_ctf_event_class *ec, const struct vperf_ctf_field_desc *d,
-		     const char *len_name)
-{
-	bool hex = d->flags & VPERF_CTF_HEX;
-	struct bt_ctf_field_type *t = NULL, *elem = NULL, *len = NULL;
-	int ret = -1;
-
-	switch (d->type) {
-	case VPERF_CTF_TYPE_U8:
-	case VPERF_CTF_TYPE_U16:
-	case VPERF_CTF_TYPE_U32:
-		t = int_type(d->type == VPERF_CTF_TYPE_U8 ? 8 : d->type == VPERF_CTF_TYPE_U16 ? 16 : 32,
-			     false, hex);
-		if (t && d->labels) {
-			struct bt_ctf_field_type *e = bt_ctf_field_type_enumeration_create(t);
-
-			bt_ctf_field_type_put(t);
-			t = e;
-			for (size_t i = 0; t && i < d->nr_labels; i++)
-				if (d->labels[i] &&
-				    bt_ctf_field_type_enumeration_add_mapping(t, d->labels[i],
-									       (int64_t)i, (int64_t)i))
-					goto out;
-		}
-		break;
-	case VPERF_CTF_TYPE_U64:
-	case VPERF_CTF_TYPE_S64:
-		t = int_type(64, d->type == VPERF_CTF_TYPE_S64, hex);
-		break;
-	case VPERF_CTF_TYPE_STRING:
-	case VPERF_CTF_TYPE_U64_SEQ:
-		len = int_type(32, false, false);
-		if (d->type == VPERF_CTF_TYPE_U64_SEQ) {
-			elem = int_type(64, false, hex);
-		} else {
-			elem = int_type(8, false, false);
-			if (elem && bt_ctf_field_type_integer_set_encoding(elem, CTF_STRING_UTF8))
-				goto out;
-		}
-		if (!len || !elem || bt_ctf_event_class_add_field(ec, len, len_name))
-			goto out;
-		t = bt_ctf_field_type_sequence_create(elem, len_name);
-		break;
-	}
-	if (t)
-		ret = bt_ctf_event_class_add_field(ec, t, d->name);
-out:
-	if (t)
-		bt_ctf_field_type_put(t);
-	if (elem)
-		bt_ctf_field_type_put(elem);
-	if (len)
-		bt_ctf_field_type_put(len);
-	return ret ? -1 : 0;
-}
-
-static void free_class(struct class *c)
-{
-	if (c->bt)
-		bt_ctf_event_class_put(c->bt);
-	for (size_t i = 0; i < c->nr_fields; i++) {
-		free(c->fields[i].name);
-		free(c->fields[i].len_name);
-	}
-	free(c->fields);
-	free(c->name);
-	memset(c, 0, sizeof(*c));
-}
-
-static int check_class(struct vperf_ctf *ctf, const struct vperf_ctf_class_desc *d)
-{
-	if (!is_identifier(d->name))
-		return fail(ctf, -EINVAL, "event class name \"%s\" is not an identifier",
-			    d->name ? d->name : "(null)");
-	if (d->nr_fields && !d->fields)
-		return fail(ctf, -EINVAL, "event class %s: %zu fields but no field table", d->name,
-			    d->nr_fields);
-	for (size_t i = 0; i < d->nr_fields; i++) {
-		const struct vperf_ctf_field_desc *f = &d->fields[i];
-
-		if (!is_identifier(f->name) || f->name[0] == '_')
-			return fail(ctf, -EINVAL,
-				    "event class %s: field name \"%s\" is not an identifier "
-				    "(or starts with '_', which babeltrace2 hides)",
-				    d->name, f->name ? f->name : "(null)");
-		if (f->type < VPERF_CTF_TYPE_U8 || f->type > VPERF_CTF_TYPE_U64_SEQ)
-			return fail(ctf, -EINVAL, "event class %s: field %s has no known type (%d)",
-				    d->name, f->name, (int)f->type);
-		if (f->flags & ~VPERF_CTF_HEX)
-			return fail(ctf, -EINVAL, "event class %s: field %s has unknown flags %#x",
-				    d->name, f->name, f->flags);
-		if (f->labels || f->nr_labels) {
-			if (!f->labels || !f->nr_labels || f->type > VPERF_CTF_TYPE_U32 ||
-			    f->nr_labels - 1 > type_max(f->type))
-				return fail(ctf, -EINVAL,
-					    "event class %s: field %s: labels need a u8, u16 or u32 "
-					    "field and 1 to its maximum + 1 names",
-					    d->name, f->name);
-			for (size_t k = 0; k < f->nr_labels; k++)
-				if (f->labels[k] && (!f->labels[k][0] || !is_metadata_text(f->labels[k])))
-					return fail(ctf, -EINVAL,
-						    "event class %s: field %s: label %zu is empty or "
-						    "not printable ASCII without '\"' and '\\'",
-						    d->name, f->name, k);
-		}
-		for (size_t j = 0; j < d->nr_fields; j++) {
-			const struct vperf_ctf_field_desc *g = &d->fields[j];
-			size_t n = strlen(g->name ? g->name : "");
-
-			if (j < i && g->name && !strcmp(g->name, f->name))
-				return fail(ctf, -EINVAL, "event class %s: two fields named %s",
-					    d->name, f->name);
-			/* f named like g's length field */
-			if ((g->type == VPERF_CTF_TYPE_U64_SEQ || g->type == VPERF_CTF_TYPE_STRING) &&
-			    g->name && !strncmp(f->name, g->name, n) && !strcmp(f->name + n, "_len"))
-				return fail(ctf, -EINVAL,
-					    "event class %s: field %s has the name of %s's length field",
-					    d->name, f->name, g->name);
-		}
-	}
-	return 0;
-}
-
-/* Copy descriptor d into c and register its event class with the stream class. */
-static int make_class(struct vperf_ctf *ctf, const struct vperf_ctf_class_desc *d, struct class *c)
-{
-	int ret;
-
-	ret = check_class(ctf, d);
-	if (ret)
-		return ret;
-	c->name = strdup(d->name);
-	c->fields = calloc(d->nr_fields ? d->nr_fields : 1, sizeof(*c->fields));
-	c->bt = bt_ctf_event_class_create(d->name);
-	if (!c->name || !c->fields || !c->bt) {
-		ret = fail(ctf, -ENOMEM, "no memory for event class %s", d->name);
-		goto out_free;
-	}
-	for (size_t i = 0; i < d->nr_fields; i++) {
-		const struct vperf_ctf_field_desc *f = &d->fields[i];
-		struct field *cf = &c->fields[i];
-
-		c->nr_fields++;
-		cf->type = f->type;
-		cf->nr_labels = f->labels ? f->nr_labels : 0;
-		cf->name = strdup(f->name);
-		if (!cf->name) {
-			ret = fail(ctf, -ENOMEM, "no memory for event class %s", d->name);
-			goto out_free;
-		}
-		if (f->type == VPERF_CTF_TYPE_U64_SEQ || f->type == VPERF_CTF_TYPE_STRING) {
-			size_t n = strlen(f->name) + sizeof("_len");
-
-			cf->len_name = malloc(n);
-			if (!cf->len_name) {
-				ret = fail(ctf, -ENOMEM, "no memory for event class %s", d->name);
-				goto out_free;
-			}
-			snprintf(cf->len_name, n, "%s_len", f->name);
-		}
-		if (add_field(c->bt, f, cf->len_name)) {
-			ret = fail(ctf, -EINVAL, "babeltrace refused field %s of event class %s",
-				   f->name, d->name);
-			goto out_free;
-		}
-	}
-	if (bt_ctf_stream_class_add_event_class(ctf->sc, c->bt)) {
-		ret = fail(ctf, -EINVAL, "babeltrace refused event class %s", d->name);
-		goto out_free;
-	}
-	return 0;
-
-out_free:
-	free_class(c);
-	return ret;
-}
-
-static int make_stream_class(struct vperf_ctf *ctf)
-{
-	struct bt_ctf_field_type *pc, *u8 = NULL, *layer = NULL, *cpu = NULL;
-	int ret = -1;
-
-	ctf->sc = bt_ctf_stream_class_create(STREAM_CLASS_NAME);
-	if (!ctf->sc)
-		return fail(ctf, -ENOMEM, "cannot create the stream class");
-	if (bt_ctf_stream_class_set_clock(ctf->sc, ctf->clock))
-		return fail(ctf, -EINVAL, "cannot put the clock on the stream class");
-	/* The default context (timestamp_begin/end, sizes, events_discarded) + ours. */
-	pc = bt_ctf_stream_class_get_packet_context_type(ctf->sc);
-	if (!pc)
-		return fail(ctf, -ENOMEM, "the stream class has no packet context");
-	u8 = int_type(8, false, false);
-	cpu = int_type(32, false, false);
-	if (u8)
-		layer = bt_ctf_field_type_enumeration_create(u8);
-	if (!layer || !cpu)
-		goto out;
-	for (int i = 0; i < VPERF_CTF_NR_LAYERS; i++)
-		if (bt_ctf_field_type_enumeration_add_mapping(layer, layer_names[i], i, i))
-			goto out;
-	if (bt_ctf_field_type_structure_add_field(pc, layer, "layer") ||
-	    bt_ctf_field_type_structure_add_field(pc, cpu, "cpu_id"))
-		goto out;
-	ret = 0;
-out:
-	bt_ctf_field_type_put(pc);
-	if (u8)
-		bt_ctf_field_type_put(u8);
-	if (layer)
-		bt_ctf_field_type_put(layer);
-	if (cpu)
-		bt_ctf_field_type_put(cpu);
-	return ret ? fail(ctf, -ENOMEM, "cannot build the packet context") : 0;
 }
 
 /* ---- the directory and the metadata ----------------------------------- */
@@ -608,85 +161,6 @@ static void remove_dir(struct vperf_ctf *ctf)
 		rmdir(ctf->dir);
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/*
- * The library writes every environment value as a string; the integer
- * ones lose their quotes here: "\tkey = \"12\";" becomes "\tkey = 12;".
- */
-static void unquote_integers(const struct vperf_ctf *ctf, char *m)
-{
-	char *env = strstr(m, "\nenv {");
-	char pat[300];
-
-	for (size_t i = 0; env && i < ctf->nr_int_keys; i++) {
-		char *at, *end;
-
-		snprintf(pat, sizeof(pat), "\n\t%s = \"", ctf->int_keys[i]);
-		at = strstr(env, pat);
-		if (!at)
-			continue;
-		at += strlen(pat) - 1;		/* the opening quote */
-		end = strchr(at + 1, '"');
-		if (!end)
-			continue;
-		memmove(at, at + 1, (size_t)(end - at - 1));
-		memmove(end - 1, end + 1, strlen(end + 1) + 1);
-	}
-}
-
-/* Write the metadata if it changed, whole or not at all. */
-static int write_metadata(struct vperf_ctf *ctf)
-{
-	char *m = bt_ctf_writer_get_metadata_string(ctf->writer);
-	int fd, ret;
-
-	if (!m)
-		return fail(ctf, -ENOMEM, "cannot build the trace's metadata");
-	unquote_integers(ctf, m);
-	if (ctf->metadata && !strcmp(ctf->metadata, m)) {
-		free(m);
-		return 0;
-	}
-	/* a new file of ours, private: whatever had the name (a killed writer's) is not followed */
-	unlinkat(ctf->dirfd, METADATA_TMP, 0);
-	fd = openat(ctf->dirfd, METADATA_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
-	if (fd < 0) {
-		ret = -errno;
-		goto out_free;
-	}
-	ret = fchmod(fd, 0600) ? -errno : 0;
-	if (!ret)
-		ret = write_all(fd, m, strlen(m));
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && renameat(ctf->dirfd, METADATA_TMP, ctf->dirfd, "metadata"))
-		ret = -errno;
-	if (ret)
-		goto out_free;
-	free(ctf->metadata);
-	ctf->metadata = m;
-	return 0;
-
-out_free:
-	free(m);
-	return fail(ctf, ret, "cannot write %s/metadata: %s", ctf->dir, strerror(-ret));
-}
-
 /* Create a library stream, open its file and unlink it. */
 static int lib_stream(struct vperf_ctf *ctf, struct bt_file *f)
 {
@@ -746,20 +220,6 @@ static int copy_config(struct vperf_ctf *ctf, struct vperf_ctf_config *dst,
 	return 0;
 }
 
-static int add_env(struct vperf_ctf *ctf, const char *key, const char *value)
-{
-	if (!is_identifier(key))
-		return fail(ctf, -EINVAL, "environment key \"%s\" is not an identifier",
-			    key ? key : "(null)");
-	if (!value || !is_metadata_text(value))
-		return fail(ctf, -EINVAL,
-			    "environment value of %s is NULL or not printable ASCII without '\"' "
-			    "and '\\'", key);
-	if (bt_ctf_writer_add_environment_field(ctf->writer, key, value))
-		return fail(ctf, -EINVAL, "babeltrace refused environment key %s", key);
-	return 0;
-}
-
 static void free_int_keys(struct vperf_ctf *ctf)
 {
 	for (size_t i = 0; i < ctf->nr_int_keys; i++)
@@ -811,15 +271,15 @@ static int make_env(struct vperf_ctf *ctf, const struct vperf_ctf_config *cfg)
 				strcat(layers, ",");
 			strcat(layers, layer_names[i]);
 		}
-	ret = add_env(ctf, "hostname", hostname);
+	ret = vperf__ctf_add_env(ctf, "hostname", hostname);
 	if (!ret)
-		ret = add_env(ctf, "vperf_version", VPERF_RECORD_VERSION);
+		ret = vperf__ctf_add_env(ctf, "vperf_version", VPERF_RECORD_VERSION);
 	if (!ret && cfg->vm_name)
-		ret = add_env(ctf, "vm_name", cfg->vm_name);
+		ret = vperf__ctf_add_env(ctf, "vm_name", cfg->vm_name);
 	if (!ret && layers[0])
-		ret = add_env(ctf, "layers", layers);
+		ret = vperf__ctf_add_env(ctf, "layers", layers);
 	if (!ret && cfg->clock_note)
-		ret = add_env(ctf, "clock_note", cfg->clock_note);
+		ret = vperf__ctf_add_env(ctf, "clock_note", cfg->clock_note);
 	if (ret)
 		return ret;
 	if (cfg->nr_env && !cfg->env)
@@ -832,7 +292,7 @@ static int make_env(struct vperf_ctf *ctf, const struct vperf_ctf_config *cfg)
 					 cfg->env[j - ARRAY_SIZE(builtin)].key))
 				return fail(ctf, -EINVAL, "environment key %s given twice (or a "
 					    "key the writer sets itself)", key);
-		ret = add_env(ctf, key, cfg->env[i].value);
+		ret = vperf__ctf_add_env(ctf, key, cfg->env[i].value);
 		if (!ret && cfg->env[i].integer)
 			ret = add_int_key(ctf, key, cfg->env[i].value);
 		if (ret)
@@ -845,9 +305,9 @@ static int make_clock(struct vperf_ctf *ctf, const struct vperf_ctf_config *cfg)
 {
 	const char *name = cfg->clock_name ? cfg->clock_name : "monotonic";
 
-	if (!is_identifier(name))
+	if (!vperf__ctf_is_identifier(name))
 		return fail(ctf, -EINVAL, "clock name \"%s\" is not an identifier", name);
-	if (cfg->clock_description && !is_metadata_text(cfg->clock_description))
+	if (cfg->clock_description && !vperf__ctf_is_metadata_text(cfg->clock_description))
 		return fail(ctf, -EINVAL,
 			    "clock description is not printable ASCII without '\"' and '\\'");
 	if (cfg->clock_offset_s < 0 || cfg->clock_offset < 0)
@@ -917,7 +377,7 @@ int vperf_ctf__new(const char *dir, const struct vperf_ctf_config *config,
 	classes = cfg.classes;
 	nr_classes = cfg.classes ? cfg.nr_classes : 0;
 	for (size_t i = 0; i < nr_classes; i++) {
-		if (!classes[i].name) /* check_class() says so below */
+		if (!classes[i].name) /* vperf__ctf_check_class() says so below */
 			continue;
 		if (!strcmp(classes[i].name, VPERF_CTF_LOST_CLASS)) {
 			ret = fail(ctf, -EINVAL, "event class name %s is the writer's own",
@@ -943,7 +403,7 @@ int vperf_ctf__new(const char *dir, const struct vperf_ctf_config *config,
 	if (!ret)
 		ret = make_env(ctf, &cfg);
 	if (!ret)
-		ret = make_stream_class(ctf);
+		ret = vperf__ctf_make_stream_class(ctf);
 	if (ret)
 		goto out_writer;
 
@@ -953,7 +413,8 @@ int vperf_ctf__new(const char *dir, const struct vperf_ctf_config *config,
 		goto out_writer;
 	}
 	for (size_t i = 0; i <= nr_classes; i++) {
-		ret = make_class(ctf, i < nr_classes ? &classes[i] : &lost_class, &ctf->classes[i]);
+		ret = vperf__ctf_make_class(ctf, i < nr_classes ? &classes[i] : &lost_class,
+					    &ctf->classes[i]);
 		if (ret)
 			goto out_classes;
 	}
@@ -962,7 +423,7 @@ int vperf_ctf__new(const char *dir, const struct vperf_ctf_config *config,
 	if (ret)
 		goto out_classes;
 	/* Readable from now on: an empty trace. */
-	ret = write_metadata(ctf);
+	ret = vperf__ctf_write_metadata(ctf);
 	if (ret)
 		goto out_spare;
 	*out = ctf;
@@ -972,7 +433,7 @@ out_spare:
 	put_lib_stream(&ctf->spare);
 out_classes:
 	for (size_t i = 0; i <= nr_classes; i++)
-		free_class(&ctf->classes[i]);
+		vperf__ctf_free_class(&ctf->classes[i]);
 	free(ctf->classes);
 out_writer:
 	if (ctf->sc)
@@ -1008,7 +469,7 @@ void vperf_ctf__delete(struct vperf_ctf *ctf)
 	}
 	free(ctf->streams);
 	for (size_t i = 0; i <= ctf->nr_classes; i++)
-		free_class(&ctf->classes[i]);
+		vperf__ctf_free_class(&ctf->classes[i]);
 	free(ctf->classes);
 	put_lib_stream(&ctf->spare);
 	bt_ctf_stream_class_put(ctf->sc);
@@ -1122,14 +583,14 @@ static int check_value(struct vperf_ctf *ctf, const struct class *c, size_t i,
 
 	if (v->type != f->type)
 		return fail(ctf, -EINVAL, "%s.%s is a %s field: value %zu is a %s", c->name, f->name,
-			    type_name(f->type), i, type_name(v->type));
+			    vperf__ctf_type_name(f->type), i, vperf__ctf_type_name(v->type));
 	switch (f->type) {
 	case VPERF_CTF_TYPE_U8:
 	case VPERF_CTF_TYPE_U16:
 	case VPERF_CTF_TYPE_U32:
-		if (v->u > type_max(f->type))
+		if (v->u > vperf__ctf_type_max(f->type))
 			return fail(ctf, -ERANGE, "%s.%s: %" PRIu64 " does not fit a %s", c->name,
-				    f->name, v->u, type_name(f->type));
+				    f->name, v->u, vperf__ctf_type_name(f->type));
 		if (f->nr_labels && v->u >= f->nr_labels)
 			return fail(ctf, -ERANGE, "%s.%s: %" PRIu64 " has no label (0 to %zu)",
 				    c->name, f->name, v->u, f->nr_labels - 1);
@@ -1141,7 +602,7 @@ static int check_value(struct vperf_ctf *ctf, const struct class *c, size_t i,
 		if (len > VPERF_CTF_MAX_STRING)
 			return fail(ctf, -E2BIG, "%s.%s: the string is longer than %d bytes",
 				    c->name, f->name, VPERF_CTF_MAX_STRING);
-		bad = utf8_error(v->str, len);
+		bad = esc_utf8_error(v->str, len);
 		if (bad >= 0)
 			return fail(ctf, -EILSEQ, "%s.%s: the string is not UTF-8 (byte %ld)",
 				    c->name, f->name, bad);
@@ -1318,342 +779,4 @@ int vperf_ctf__lost(struct vperf_ctf_stream *s, uint64_t timestamp_ns, uint64_t 
 		count = (uint64_t)INT64_MAX - s->discarded;
 	s->discarded += count;
 	return queue(s, timestamp_ns, ev, count);
-}
-
-/* ---- publishing ------------------------------------------------------- */
-
-/*
- * The file babeltrace2 reads for a stream is a copy of the library's,
- * written so that a kill at any moment leaves whole packets only.  A write
- * of one page at a page-aligned offset is not cut by a signal (Linux
- * copies a page at a time and looks for fatal signals between pages), so
- * the file changes by single-page writes, each from one valid state to the
- * next; everything else is written where no reader looks, in the padding
- * of a packet.
- *
- * The file ends with a filler: a packet without events whose padding runs
- * to the end of the file.  Publishing the library's new packets, L bytes:
- *   1. if the filler is shorter than L + a page, append one-page fillers
- *      (whole packets each, so a write cut between pages leaves whole
- *      packets), then rewrite the filler's first page to cover them;
- *   2. write a new filler at filler + L, in the old filler's padding;
- *   3. write the packets but their first page, in that padding too;
- *   4. write their first page over the filler's: the commit.
- * The file starts with a filler too, which stays, so that a stream's
- * first real packet has one before it: babeltrace2 counts discarded events
- * only as a difference from the previous packet.
- */
-
-#define COPY_CHUNK	(64 * 1024)
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-/* One page: an empty packet of size bytes, at time ts. */
-static void make_filler(const struct vperf_ctf_stream *s, unsigned char *page, uint64_t size,
-			uint64_t ts, uint64_t discarded)
-{
-	memset(page, 0, s->ctf->page);
-	memcpy(page, s->head, PKT_HEAD);
-	put64(page + PKT_TS_BEGIN, ts);
-	put64(page + PKT_TS_END, ts);
-	put64(page + PKT_CONTENT, PKT_HEAD * 8);
-	put64(page + PKT_SIZE, size * 8);
-	put64(page + PKT_DISCARDED, discarded);
-}
-
-/* All of len bytes at off, read (write false) or written, through EINTR and short counts. */
-static int pio_all(int fd, unsigned char *buf, size_t len, uint64_t off, bool write)
-{
-	while (len) {
-		ssize_t n = write ? pwrite(fd, buf, len, (off_t)off) : pread(fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int pwrite_all(int fd, const unsigned char *buf, size_t len, uint64_t off)
-{
-	return pio_all(fd, (unsigned char *)buf, len, off, true);
-}
-
-static int pread_all(int fd, unsigned char *buf, size_t len, uint64_t off)
-{
-	return pio_all(fd, buf, len, off, false);
-}
-
-/* Steps 1 to 4 above, for len bytes at lib_done; buf: COPY_CHUNK bytes. */
-static int commit(struct vperf_ctf_stream *s, int fd, unsigned char *buf, uint64_t len,
-		  uint64_t ts, uint64_t discarded)
-{
-	const size_t page = s->ctf->page;
-	uint64_t room = s->size - s->filler;
-	int ret;
-
-	if (room < len + page) {
-		uint64_t grow = len + page - room, done, n;
-
-		for (size_t i = 0; i < COPY_CHUNK / page; i++)
-			make_filler(s, buf + i * page, page, s->filler_ts, s->filler_discarded);
-		for (done = 0; done < grow; done += n) {
-			n = grow - done < COPY_CHUNK ? grow - done : COPY_CHUNK;
-			ret = pwrite_all(fd, buf, n, s->size + done);
-			if (ret)
-				return ret;
-		}
-		s->size += grow;
-		make_filler(s, buf, s->size - s->filler, s->filler_ts, s->filler_discarded);
-		ret = pwrite_all(fd, buf, page, s->filler);
-		if (ret)
-			return ret;
-	}
-	make_filler(s, buf, s->size - s->filler - len, ts, discarded);
-	ret = pwrite_all(fd, buf, page, s->filler + len);
-	for (uint64_t done = page, n; !ret && done < len; done += n) {
-		n = len - done < COPY_CHUNK ? len - done : COPY_CHUNK;
-		ret = pread_all(s->lib.fd, buf, n, s->lib_done + done);
-		if (!ret)
-			ret = pwrite_all(fd, buf, n, s->filler + done);
-	}
-	if (!ret)
-		ret = pread_all(s->lib.fd, buf, page, s->lib_done);
-	if (!ret)
-		ret = pwrite_all(fd, buf, page, s->filler);	/* the commit */
-	if (ret)
-		return ret;
-	s->filler += len;
-	s->filler_ts = ts;
-	s->filler_discarded = discarded;
-	return 0;
-}
-
-/* Copy the packets the library has written since the last time. */
-static int publish(struct vperf_ctf_stream *s)
-{
-	struct vperf_ctf *ctf = s->ctf;
-	const size_t page = ctf->page;
-	uint64_t end, off, len, first_ts = 0, ts = 0, discarded = 0;
-	unsigned char head[PKT_HEAD], *buf;
-	struct stat st;
-	int fd, ret;
-
-	if (fstat(s->lib.fd, &st))
-		return fail(ctf, -errno, "cannot stat babeltrace's file of %s: %s", s->name,
-			    strerror(errno));
-	end = (uint64_t)st.st_size;
-	if (end == s->lib_done)
-		return 0;
-	/* Whole packets, laid out as expected. */
-	for (off = s->lib_done; off < end; off += len) {
-		ret = pread_all(s->lib.fd, head, PKT_HEAD, off);
-		if (ret)
-			return fail(ctf, ret, "cannot read babeltrace's file of %s: %s", s->name,
-				    strerror(-ret));
-		len = get64(head + PKT_SIZE) / 8;
-		if (get32(head + PKT_MAGIC) != CTF_MAGIC || !len || len % page || len > end - off ||
-		    get64(head + PKT_CONTENT) > len * 8 || head[PKT_LAYER] != s->layer ||
-		    get32(head + PKT_CPU) != s->cpu)
-			return fail(ctf, -EIO, "babeltrace wrote a packet of %s (at %" PRIu64 ") that "
-				    "is not laid out as expected: is this libbabeltrace-ctf 1.5?",
-				    s->name, off);
-		if (off == s->lib_done) {
-			first_ts = get64(head + PKT_TS_BEGIN);
-			if (!s->started)
-				memcpy(s->head, head, PKT_HEAD);
-		}
-		ts = get64(head + PKT_TS_END);
-		discarded = get64(head + PKT_DISCARDED);
-	}
-
-	buf = malloc(COPY_CHUNK > page ? COPY_CHUNK : page);
-	if (!buf)
-		return fail(ctf, -ENOMEM, "no memory to write %s", s->name);
-	fd = openat(ctf->dirfd, s->name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		goto out_free;
-	}
-	ret = 0;
-	if (!s->started) {
-		/* [filler][filler]: a page each, one write each. */
-		make_filler(s, buf, page, first_ts, 0);
-		ret = pwrite_all(fd, buf, page, 0);
-		if (!ret)
-			ret = pwrite_all(fd, buf, page, page);
-		s->size = 2 * page;
-		s->filler = page;
-		s->filler_ts = first_ts;
-		s->filler_discarded = 0;
-		s->started = !ret;
-	}
-	if (!ret)
-		ret = commit(s, fd, buf, end - s->lib_done, ts, discarded);
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret) {
-		/* Give the library's copy's blocks back (best effort). */
-		(void)fallocate(s->lib.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				(off_t)s->lib_done, (off_t)(end - s->lib_done));
-		s->lib_done = end;
-	}
-out_free:
-	free(buf);
-	if (ret)
-		return fail(ctf, ret, "cannot write %s/%s: %s", ctf->dir, s->name, strerror(-ret));
-	return 0;
-}
-
-/* ---- flush ------------------------------------------------------------ */
-
-static int by_time(const void *a, const void *b)
-{
-	const struct pending *x = a, *y = b;
-
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static int set_context_uint(struct bt_ctf_field *pc, const char *name, uint64_t value, bool is_enum)
-{
-	struct bt_ctf_field *f = bt_ctf_field_structure_get_field(pc, name), *c = NULL;
-	int ret = -1;
-
-	if (f && is_enum)
-		c = bt_ctf_field_enumeration_get_container(f);
-	if (f && (!is_enum || c))
-		ret = bt_ctf_field_unsigned_integer_set_value(is_enum ? c : f, value);
-	if (c)
-		bt_ctf_field_put(c);
-	if (f)
-		bt_ctf_field_put(f);
-	return ret;
-}
-
-/* Write the stream's open packet, if it has events. */
-static int close_packet(struct vperf_ctf_stream *s)
-{
-	struct vperf_ctf *ctf = s->ctf;
-	struct bt_ctf_field *pc;
-	int ret;
-
-	if (!s->appended)
-		return 0;
-	/* The library's previous flush reset them. */
-	pc = bt_ctf_stream_get_packet_context(s->lib.bt);
-	ret = pc ? 0 : -1;
-	if (!ret)
-		ret = set_context_uint(pc, "layer", s->layer, true);
-	if (!ret)
-		ret = set_context_uint(pc, "cpu_id", s->cpu, false);
-	if (pc)
-		bt_ctf_field_put(pc);
-	if (!ret)
-		ret = bt_ctf_stream_flush(s->lib.bt);
-	if (ret)
-		return fail(ctf, -EIO, "babeltrace failed to write a packet of stream %s cpu %"
-			    PRIu32 " in %s (disk full?)", layer_names[s->layer], s->cpu, ctf->dir);
-	s->appended = 0;
-	return 0;
-}
-
-int vperf_ctf__add_env(struct vperf_ctf *ctf, const char *key, const char *value)
-{
-	if (!ctf)
-		return -EINVAL;
-	if (ctf->broken)
-		return fail(ctf, -EIO, "an earlier flush failed: the trace is incomplete");
-	if (ctf->metadata && key && is_identifier(key) && strlen(key) < 256) {
-		/* babeltrace adds keys to a frozen trace but never changes one. */
-		const char *env = strstr(ctf->metadata, "\nenv {");
-		const char *end = env ? strstr(env, "\n};") : NULL;
-		char probe[300];
-		const char *hit;
-
-		snprintf(probe, sizeof(probe), "\n\t%s = ", key);
-		hit = env ? strstr(env, probe) : NULL;
-		if (hit && (!end || hit < end))
-			return fail(ctf, -EEXIST, "environment key %s is already set", key);
-	}
-	return add_env(ctf, key, value);
-}
-
-int vperf_ctf__flush(struct vperf_ctf *ctf)
-{
-	size_t i = 0;
-	int ret = 0;
-
-	if (!ctf)
-		return -EINVAL;
-	if (ctf->broken)
-		return fail(ctf, -EIO, "an earlier flush failed: the trace is incomplete");
-	if (ctf->nr_pending)	/* none may mean no array yet (qsort() wants one) */
-		qsort(ctf->pending, ctf->nr_pending, sizeof(*ctf->pending), by_time);
-	for (; i < ctf->nr_pending; i++) {
-		struct pending *p = &ctf->pending[i];
-
-		/* Never fails: queued timestamps are checked against the watermark. */
-		if (bt_ctf_clock_set_time(ctf->clock, (int64_t)p->ts)) {
-			ret = fail(ctf, -EIO, "babeltrace refused timestamp %" PRIu64 " ns", p->ts);
-			goto out_broken;
-		}
-		if (p->lost) {
-			ret = close_packet(p->s);
-			if (ret)
-				goto out_broken;
-			bt_ctf_stream_append_discarded_events(p->s->lib.bt, p->lost);
-		}
-		if (bt_ctf_stream_append_event(p->s->lib.bt, p->ev)) {
-			ret = fail(ctf, -EIO, "babeltrace refused an event of stream %s cpu %" PRIu32,
-				   layer_names[p->s->layer], p->s->cpu);
-			goto out_broken;
-		}
-		/* The stream holds it now. */
-		bt_ctf_event_put(p->ev);
-		p->ev = NULL;
-		p->s->appended++;
-		ctf->watermark = p->ts;
-	}
-	ctf->nr_pending = 0;
-	for (size_t k = 0; k < ctf->nr_streams; k++) {
-		ret = close_packet(ctf->streams[k]);
-		if (!ret)
-			ret = publish(ctf->streams[k]);
-		if (ret)
-			goto out_broken;
-	}
-	return write_metadata(ctf);
-
-out_broken:
-	ctf->broken = true;
-	for (; i < ctf->nr_pending; i++)
-		if (ctf->pending[i].ev)
-			bt_ctf_event_put(ctf->pending[i].ev);
-	ctf->nr_pending = 0;
-	return ret;
 }

@@ -14,6 +14,7 @@
 
 #include "escape.h"
 #include "header.h"
+#include "why.h"
 
 #define MAX_ENV	128
 
@@ -22,19 +23,6 @@ struct env {
 	char *val[MAX_ENV];
 	size_t n;
 };
-
-static int fail(char *why, size_t len, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *why, size_t len, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && len) {
-		va_start(ap, fmt);
-		vsnprintf(why, len, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
 
 /* The start of path, up to max bytes; a FIFO or a device is not waited for, but refused. */
 static char *slurp(const char *path, size_t max, int *err)
@@ -257,18 +245,18 @@ int vperf_recording_header(const char *dir, FILE *out, char *why, size_t why_len
 	snprintf(path, sizeof(path), "%s/metadata", dir);
 	meta = slurp(path, 1u << 20, &err);
 	if (!meta)
-		return fail(why, why_len, err, "%s: %s (is %s a vperf recording?)", path,
+		return vperf_why(why, why_len, err, "%s: %s (is %s a vperf recording?)", path,
 			    err == -EINVAL ? "not a regular file" : strerror(-err), dir);
 	if (parse_env(meta, &e) || !get(&e, "vperf_version")) {
 		free(meta);
-		return fail(why, why_len, -EINVAL, "%s: no vperf environment in the metadata: not a vperf "
+		return vperf_why(why, why_len, -EINVAL, "%s: no vperf environment in the metadata: not a vperf "
 			    "recording", path);
 	}
 	err = escape_env(&e);
 	free(meta);
 	if (err) {
 		env_free(&e);
-		return fail(why, why_len, err, "out of memory");
+		return vperf_why(why, why_len, err, "out of memory");
 	}
 	fputs("# recording: ", out);
 	esc_text(out, dir);
@@ -320,6 +308,6 @@ int vperf_recording_header(const char *dir, FILE *out, char *why, size_t why_len
 	}
 	env_free(&e);
 	if (fflush(out) || ferror(out))
-		return fail(why, why_len, -EIO, "writing the header: %s", strerror(errno));
+		return vperf_why(why, why_len, -EIO, "writing the header: %s", strerror(errno));
 	return 0;
 }

@@ -2,7 +2,9 @@
 /*
  * The local recorder's insides (local.h), shared by its files: local.c (events, rings, the
  * queue, the library's face), local-sched.c (the sched tracepoints), local-meta.c (what the
- * recording says beyond the rings: /proc's mappings, kernel symbols, the vDSO, the environment).
+ * recording says beyond the rings: /proc's mappings, kernel symbols, the vDSO, the environment),
+ * and local-base.c (what the other three use).  Calls go one way: local.c to the others, and
+ * those to local-base.c.
  */
 #ifndef VPERF_RECORD_LOCAL_INT_H
 #define VPERF_RECORD_LOCAL_INT_H
@@ -120,7 +122,7 @@ struct vperf_local {
 	char bad_why[160];
 };
 
-/* local.c */
+/* local-base.c */
 int vperf__local_fail(struct vperf_local *rc, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void vperf__local_note(struct vperf_local *rc, const char *fmt, ...)
@@ -132,6 +134,7 @@ struct pend *vperf__local_pend_new(struct vperf_local *rc);
 uint8_t vperf__local_kernel_layer(const struct vperf_local *rc);
 uint8_t vperf__local_user_layer(const struct vperf_local *rc);
 bool vperf__local_tid_recorded(const struct vperf_local *rc, pid_t tid);
+int vperf__local_tid_add(struct vperf_local *rc, pid_t tid);
 int vperf__local_kip_add(struct vperf_local *rc, uint64_t ip);
 
 /* local-sched.c */

@@ -57,7 +57,7 @@ WHAT_FIELDS(LOST_EVENTS, lost_events, 0, VPERF_SCHEMA_LOST_EVENTS, "")
 const struct vperf_schema_class vperf_schema_class[VPERF_EV_NR + 1] = {
 	VPERF_SCHEMA_CLASSES(CLASS_INFO)
 	CLASS_INFO(LOST_EVENTS, lost_events, VPERF_L_ALL, 0,
-		   "events of the stream were lost (written by the CTF writer, docs section 5)")
+		   "events of the stream were lost (the CTF writer's own: vperf_ctf__lost())")
 };
 
 _Static_assert(VPERF_F_sample__NR <= VPERF_SCHEMA_MAX_FIELDS &&

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "decode.h"
+#include "why.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define DECODE_SANITIZED 1
@@ -40,20 +41,6 @@ struct consumer {
 	int err;
 };
 
-static int fail(char *why, size_t len, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *why, size_t len, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && len) {
-		va_start(ap, fmt);
-		vsnprintf(why, len, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
 /* babeltrace2's own account of what failed: its deepest cause. */
 static int bt_fail(char *why, size_t len, const char *what)
 {
@@ -65,11 +52,11 @@ static int bt_fail(char *why, size_t len, const char *what)
 		n = bt_error_get_cause_count(e);
 		if (n)
 			msg = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, 0));
-		fail(why, len, -EIO, "%s%s%s", what, msg ? ": " : "", msg ? msg : "");
+		vperf_why(why, len, -EIO, "%s%s%s", what, msg ? ": " : "", msg ? msg : "");
 		bt_error_release(e);
 		return -EIO;
 	}
-	return fail(why, len, -EIO, "%s", what);
+	return vperf_why(why, len, -EIO, "%s", what);
 }
 
 static bt_graph_simple_sink_component_initialize_func_status sink_init(bt_message_iterator *it,
@@ -141,7 +128,7 @@ static int run_graph(const char *dir, struct consumer *c, char *why, size_t len)
 	if (!fs_cls || !mux_cls || !params ||
 	    bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) ||
 	    bt_value_array_append_string_element(inputs, dir)) {
-		err = fs_cls && mux_cls ? -ENOMEM : fail(why, len, -EIO, "babeltrace2 has no "
+		err = fs_cls && mux_cls ? -ENOMEM : vperf_why(why, len, -EIO, "babeltrace2 has no "
 							 "source.ctf.fs or filter.utils.muxer");
 		goto out_plugins;
 	}
@@ -327,14 +314,14 @@ static int vet(const char *dir, char *why, size_t len)
 	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC))
-		return fail(why, len, -errno, "cannot vet the recording: %s", strerror(errno));
+		return vperf_why(why, len, -errno, "cannot vet the recording: %s", strerror(errno));
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
 		close(fds[0]);
 		close(fds[1]);
-		return fail(why, len, err, "cannot start the process that vets the recording: %s",
+		return vperf_why(why, len, err, "cannot start the process that vets the recording: %s",
 			    strerror(-err));
 	}
 	if (pid == 0) {
@@ -350,26 +337,26 @@ static int vet(const char *dir, char *why, size_t len)
 	close(fds[0]);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
-			return fail(why, len, -errno, "lost the process that vets the recording: %s",
+			return vperf_why(why, len, -errno, "lost the process that vets the recording: %s",
 				    strerror(errno));
 	if (WIFSIGNALED(status) && !crash_signal(WTERMSIG(status)))	/* Ctrl-C, kill, OOM */
-		return fail(why, len, WTERMSIG(status) == SIGKILL ? -EIO : -EINTR, "the process "
+		return vperf_why(why, len, WTERMSIG(status) == SIGKILL ? -EIO : -EINTR, "the process "
 			    "that vets the recording was ended (%s)", strsignal(WTERMSIG(status)));
 	if (WIFSIGNALED(status))
-		return fail(why, len, -EIO, "babeltrace2's CTF decoder crashed on it (%s): the "
+		return vperf_why(why, len, -EIO, "babeltrace2's CTF decoder crashed on it (%s): the "
 			    "recording is damaged or hostile, and none of it was read",
 			    strsignal(WTERMSIG(status)));
 	switch (WEXITSTATUS(status)) {
 	case VET_OK:
 		return 0;
 	case VET_REFUSED:
-		return fail(why, len, -EIO, "%s", n ? reason : "babeltrace2 could not read it");
+		return vperf_why(why, len, -EIO, "%s", n ? reason : "babeltrace2 could not read it");
 	case VET_MEMORY:
-		return fail(why, len, -EIO, "babeltrace2's CTF decoder needs more than %llu MiB to "
+		return vperf_why(why, len, -EIO, "babeltrace2's CTF decoder needs more than %llu MiB to "
 			    "decode it: the recording is damaged or hostile, and none of it was read",
 			    limit >> 20);
 	default:
-		return fail(why, len, -EIO, "babeltrace2's CTF decoder failed on it (exit status "
+		return vperf_why(why, len, -EIO, "babeltrace2's CTF decoder failed on it (exit status "
 			    "%d): the recording is damaged or hostile, and none of it was read",
 			    WEXITSTATUS(status));
 	}

@@ -7,7 +7,7 @@
 
 #include "schema.h"
 
-#include "report.h"
+#include "hist.h"
 
 const char *const vperf_report_key_names[VPERF_REPORT_NR_KEYS] = {
 	"symbol", "dso", "tid", "pid", "comm", "layer",

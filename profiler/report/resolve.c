@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "ksyms.h"
-#include "report.h"
+#include "hist.h"
+#include "session.h"
+#include "symbols.h"
 
 static const char *base_name(const char *path)
 {

@@ -9,7 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "report.h"
+#include "space.h"
+#include "containers.h"
 
 struct vperf_report_amap_node {
 	uint64_t start, end;		/* [start, end) */

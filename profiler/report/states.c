@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "slices.h"
+#include "states.h"
 
 #define NONE	UINT64_MAX
 #define MAX_CPUS	1024	/* CPUs whose runner is followed (sched_switch pairs) */

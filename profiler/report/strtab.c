@@ -13,7 +13,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "report.h"
+#include "containers.h"
 
 #define ROTL(x, b)	(uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 

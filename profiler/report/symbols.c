@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "symbols.h"
 
 static int by_addr(const void *a, const void *b)
 {

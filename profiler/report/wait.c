@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "states.h"
+#include "slices.h"
 
 #define NONE		UINT64_MAX
 #define IRQ_WINDOW_NS	2000000ull	/* an interrupt this close before a wakeup is its cause */

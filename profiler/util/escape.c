@@ -9,13 +9,13 @@
 
 static const char hex[] = "0123456789abcdef";
 
-size_t esc_utf8(const char *str, uint32_t *cp)
+size_t esc_utf8n(const char *str, size_t len, uint32_t *cp)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t n;
 	uint32_t c;
 
-	if (!s[0])
+	if (!len || !s[0])
 		return 0;
 	if (s[0] < 0x80) {
 		*cp = s[0];
@@ -33,6 +33,8 @@ size_t esc_utf8(const char *str, uint32_t *cp)
 	} else {
 		return 0;		/* a continuation byte, or 0xf8..0xff */
 	}
+	if (n > len)
+		return 0;		/* cut short by the end */
 	for (size_t i = 1; i < n; i++) {
 		if ((s[i] & 0xc0) != 0x80)	/* the NUL too: a cut-short character */
 			return 0;
@@ -44,6 +46,43 @@ size_t esc_utf8(const char *str, uint32_t *cp)
 		return 0;
 	*cp = c;
 	return n;
+}
+
+size_t esc_utf8(const char *s, uint32_t *cp)
+{
+	return esc_utf8n(s, SIZE_MAX, cp);
+}
+
+long esc_utf8_error(const char *s, size_t len)
+{
+	uint32_t cp;
+
+	for (size_t i = 0, k; i < len; i += k) {
+		k = s[i] ? esc_utf8n(s + i, len - i, &cp) : 1;	/* a NUL inside len is a byte */
+		if (!k)
+			return (long)i;
+	}
+	return -1;
+}
+
+char *esc_utf8_clean(char *buf, size_t len, const char *s, size_t n)
+{
+	size_t m = strnlen(s, n), o = 0;
+	uint32_t cp;
+
+	for (size_t i = 0, k; i < m && o + 4 < len; i += k) {
+		k = esc_utf8n(s + i, m - i, &cp);
+		if (!k) {
+			buf[o++] = '?';
+			k = 1;
+			continue;
+		}
+		memcpy(buf + o, s + i, k);
+		o += k;
+	}
+	if (len)
+		buf[o] = '\0';
+	return buf;
 }
 
 bool esc_is_special(uint32_t cp)

@@ -32,6 +32,15 @@
  * surrogate, beyond U+10FFFF).  s is NUL-terminated; the NUL itself is not a character.
  */
 size_t esc_utf8(const char *s, uint32_t *cp);
+/* The same within the len bytes at s (a character cut by the end is not one). */
+size_t esc_utf8n(const char *s, size_t len, uint32_t *cp);
+/* The offset of the first byte of s[0..len) that is not valid UTF-8 (a NUL is a byte), or -1. */
+long esc_utf8_error(const char *s, size_t len);
+/*
+ * The first n bytes of s (up to a NUL) into buf, NUL-terminated, each byte of invalid UTF-8 as
+ * '?' (a guest's or a kernel's name, made a string a trace may hold); cut to fit len.  Returns buf.
+ */
+char *esc_utf8_clean(char *buf, size_t len, const char *s, size_t n);
 
 /* Is code point cp one that no output writes as itself (a control, a direction change...)? */
 bool esc_is_special(uint32_t cp);
