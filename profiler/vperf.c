@@ -19,61 +19,6 @@
 #define VPERF_CLI_VERSION "unknown"
 #endif
 
-static const struct cmd_struct commands[] = {
-	{ "help", cmd_help, "Show the commands, or one command's options" },
-	{ "list", cmd_list, "List the events this host knows and can count" },
-	{ "stat", cmd_stat, "Count events while a command or a process runs" },
-	{ "record", cmd_record, "Sample a command or a process into a CTF recording" },
-	{ "report", cmd_report, "Which code is hot in a recording, by symbol, object, thread (report)" },
-	{ "export", cmd_export,
-	  "Write a recording for flame graphs (folded), pprof, or trace viewers (chrome)" },
-	{ "timeline", cmd_timeline,
-	  "Draw a recording as an SVG: when each thread ran, on which CPU" },
-	{ "vm", cmd_vm, "Run a command in a guest booted by vperf-vmm, or record it (vm run, vm record)" },
-};
-
-const struct cmd_struct *builtin_commands(size_t *nr)
-{
-	*nr = sizeof(commands) / sizeof(commands[0]);
-	return commands;
-}
-
-const struct cmd_struct *builtin_find(const char *name)
-{
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(commands[i].name, name))
-			return &commands[i];
-	return NULL;
-}
-
-const struct cmd_struct *builtin_closest(const char *name)
-{
-	const struct cmd_struct *best = NULL;
-	int best_d = 3;		/* at most two edits away */
-
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		int d = str_edit_distance(name, commands[i].name);
-
-		if (d < best_d) {
-			best_d = d;
-			best = &commands[i];
-		}
-	}
-	return best;
-}
-
-void builtin_print_overview(FILE *out)
-{
-	fprintf(out,
-		"\n usage: vperf [--version] [--help] <command> [<args>]\n"
-		"\n The vperf commands are:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "   %-10s %s\n", commands[i].name,
-			commands[i].help);
-	fprintf(out, "\n See 'vperf help <command>' or 'vperf <command> --help'"
-		     " for a command's options.\n\n");
-}
-
 static int print_version(void)
 {
 	const char *lib = vperf_version();

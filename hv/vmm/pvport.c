@@ -16,25 +16,6 @@
 #include "pvport.h"
 #include "vm.h"
 
-static const char *const op_names[] = {
-	[VPERF_HC_VERSION] = "VERSION",
-	[VPERF_HC_EXIT] = "EXIT",
-	[VPERF_HC_UCALL] = "UCALL",
-	[VPERF_HC_PAGE_REGISTER] = "PAGE_REGISTER",
-	[VPERF_HC_COUNTERS_SET] = "COUNTERS_SET",
-	[VPERF_HC_SNAPSHOT] = "SNAPSHOT",
-	[VPERF_HC_OVERFLOW_SET] = "OVERFLOW_SET",
-	[VPERF_HC_OVERFLOW_ACK] = "OVERFLOW_ACK",
-	[VPERF_HC_TRACE_REGISTER] = "TRACE_REGISTER",
-	[VPERF_HC_TRACE_FLUSH] = "TRACE_FLUSH",
-	[VPERF_HC_EVENT_INFO] = "EVENT_INFO",
-};
-_Static_assert(ARRAY_SIZE(op_names) == VPERF_HC_NR_OPS, "a vperf operation without a name");
-
-const char *pvport__op_name(uint32_t op)
-{
-	return op < ARRAY_SIZE(op_names) ? op_names[op] : NULL;
-}
 
 int64_t pvport__hypercall(struct vcpu *vcpu, uint32_t op, uint64_t args[4])
 {
