@@ -67,9 +67,9 @@ static int interval_arg(void *member, const char *arg, char *why, size_t len);
 static const struct cli_option stat_options[] = {
 	CLI_OPT_FN(T, 'e', "event", "events", events, events_arg, "events to count, comma "
 		   "separated ('vperf list')"),
-	CLI_OPT_FN(T, 'p', "pid", "pid", p_opt, pid_arg, "count a running process until it exits "
+	CLI_OPT_FN(T, 'p', "pid", "pid", pid, pid_arg, "count a running process until it exits "
 		   "or ^C"),
-	CLI_OPT_FN(T, 't', "tid", "tid", t_opt, tid_arg, "count a running thread until it exits "
+	CLI_OPT_FN(T, 't', "tid", "tid", tid, tid_arg, "count a running thread until it exits "
 		   "or ^C"),
 	CLI_OPT_FLAG(T, 0, "per-thread", per_thread, "show counts per thread ('comm-tid')"),
 	CLI_OPT_FN(T, 0, "backend", "pv|perf", backend, backend_arg, "count through "
@@ -201,10 +201,6 @@ static int parse_options(struct stat_opts *o, int argc, char **argv)
 	if (status >= 0)
 		return status ? status : -1;
 	o->explicit_events = o->events.n > 0;
-	o->pid = o->p_opt.id;
-	o->pid_arg = o->p_opt.arg;
-	o->tid = o->t_opt.id;
-	o->tid_arg = o->t_opt.arg;
 	if (first < argc)
 		o->argv = argv + first;
 	return 0;
@@ -213,25 +209,25 @@ static int parse_options(struct stat_opts *o, int argc, char **argv)
 /* Options that cannot go together, and a missing target. */
 static int check_options(const struct stat_opts *o)
 {
-	const char *target = o->pid ? "-p" : "-t";
-	const char *target_arg = o->pid ? o->pid_arg : o->tid_arg;
+	const char *target = o->pid.id ? "-p" : "-t";
+	const char *target_arg = o->pid.id ? o->pid.arg : o->tid.arg;
 
 	if (o->csv_sep && o->json)
 		return cli_usage_error(&stat_usage,
 			"-x '%s' and -j cannot be used together: choose CSV "
 			"(-x) or JSON (-j) output", o->csv_sep);
-	if (o->pid && o->tid)
+	if (o->pid.id && o->tid.id)
 		return cli_usage_error(&stat_usage,
 			"-p %s and -t %s cannot be used together: count a "
 			"process (-p) or one thread (-t)",
-			o->pid_arg, o->tid_arg);
-	if ((o->pid || o->tid) && o->argv)
+			o->pid.arg, o->tid.arg);
+	if ((o->pid.id || o->tid.id) && o->argv)
 		return cli_usage_error(&stat_usage,
 			"%s %s and a command ('%s') cannot be used together: "
 			"count an existing %s, or run a command",
 			target, target_arg, o->argv[0],
-			o->pid ? "process" : "thread");
-	if (!o->pid && !o->tid && !o->argv)
+			o->pid.id ? "process" : "thread");
+	if (!o->pid.id && !o->tid.id && !o->argv)
 		return cli_usage_error(&stat_usage,
 			"nothing to count: give a command (vperf stat -- "
 			"sleep 1), a process (-p PID) or a thread (-t TID)");
@@ -243,12 +239,12 @@ static int check_options(const struct stat_opts *o)
 		return cli_usage_error(&stat_usage,
 			"-I %ld cannot be used with -r %ld: print intervals "
 			"of a single run", o->interval_ms, o->repeat);
-	if (o->interval_ms && o->per_thread && !o->tid)
+	if (o->interval_ms && o->per_thread && !o->tid.id)
 		return cli_usage_error(&stat_usage,
 			"-I %ld cannot be used with --per-thread on a %s: the "
 			"counts of a new thread are known only once it exits; "
 			"use one of them (or -t TID)", o->interval_ms,
-			o->pid ? "process" : "command");
+			o->pid.id ? "process" : "command");
 	if (o->repeat > 1 && o->per_thread)
 		return cli_usage_error(&stat_usage,
 			"--per-thread cannot be used with -r %ld: the threads "
@@ -296,25 +292,25 @@ static int check_events(const struct stat_opts *o)
 /* Does the -p/-t target exist?  Returns 0 or 1 after saying why not. */
 static int check_target(const struct stat_opts *o)
 {
-	pid_t id = o->pid ? o->pid : o->tid;
-	const char *opt = o->pid ? "-p" : "-t";
-	const char *what = o->pid ? "process" : "thread";
+	pid_t id = o->pid.id ? o->pid.id : o->tid.id;
+	const char *opt = o->pid.id ? "-p" : "-t";
+	const char *what = o->pid.id ? "process" : "thread";
 	int state;
 	pid_t tgid;
 
-	if (!o->pid && !o->tid)
+	if (!o->pid.id && !o->tid.id)
 		return 0;
 	state = proc_task_state(id);
 	if (state == -ENOENT)
 		return cli_error("stat", "%s %d: no such %s (see 'ps -e%s')",
-				 opt, (int)id, what, o->pid ? "" : "L");
+				 opt, (int)id, what, o->pid.id ? "" : "L");
 	if (state < 0)
 		return cli_error("stat", "%s %d: cannot read /proc/%d/stat: %s",
 				 opt, (int)id, (int)id, strerror(-state));
 	if (state == 'Z' || state == 'X')
 		return cli_error("stat", "%s %d: the %s has already exited "
 				 "(it is a zombie)", opt, (int)id, what);
-	if (o->pid) {
+	if (o->pid.id) {
 		tgid = proc_tgid(id);
 		if (tgid > 0 && tgid != id)
 			return cli_error("stat", "-p %d: %d is a thread of "
@@ -335,7 +331,7 @@ static void set_fallback_comm(struct stat_ctx *ctx)
 		if (slash && slash[1])
 			name = slash + 1;
 	} else {
-		if (!proc_read_comm(ctx->o->pid ? ctx->o->pid : ctx->o->tid,
+		if (!proc_read_comm(ctx->o->pid.id ? ctx->o->pid.id : ctx->o->tid.id,
 				    ctx->fallback_comm,
 				    sizeof(ctx->fallback_comm)))
 			return;
@@ -410,7 +406,7 @@ int cmd_stat(int argc, char **argv)
 		snprintf(ctx.what, sizeof(ctx.what), "'%s'", cmdline);
 	} else {
 		snprintf(ctx.what, sizeof(ctx.what), "%s id '%d'",
-			 o.pid ? "process" : "thread", o.pid ? o.pid : o.tid);
+			 o.pid.id ? "process" : "thread", o.pid.id ? o.pid.id : o.tid.id);
 	}
 	set_fallback_comm(&ctx);
 	for (size_t i = 0, n = 0; i < o.events.n && n < sizeof(ctx.event_arg);

@@ -50,8 +50,7 @@ struct vm_args {
 	char **argv;		/* the runner, its options; NULL-terminated by vm_args__command() */
 	int n;
 	int cmd;		/* first word of the guest command in the caller's argv */
-	bool with_vperf;
-	bool no_vperf;		/* --no-vperf */
+	bool no_vperf;		/* --no-vperf: no vperf, vperf-demo or vperf_guest.ko in the guest */
 	bool have_kernel, have_initrd;
 	bool quiet;
 	const char *runner;
@@ -339,7 +338,6 @@ static int vm_args__parse(struct vm_args *va, const struct cli_usage *u, int arg
 		return cli_error(u->cmd, "out of memory");
 	va->argv[va->n++] = (char *)va->runner;
 	ret = cli_parse(u, argc, argv, va, NULL, &first);
-	va->with_vperf = !va->no_vperf;
 	if (ret < 0 && va->have_kernel != va->have_initrd)
 		ret = cli_usage_error(u, "--kernel and --initrd go together (the bundled image's "
 				      "init runs the command)");
@@ -348,11 +346,11 @@ static int vm_args__parse(struct vm_args *va, const struct cli_usage *u, int arg
 	if (ret < 0 && va->freq && va->count)
 		ret = cli_usage_error(u, "-F and -c both given: sample by frequency or by period, "
 				      "not both");
-	if (ret < 0 && (va->event || va->freq || va->count || va->callchain) && !va->with_vperf)
+	if (ret < 0 && (va->event || va->freq || va->count || va->callchain) && va->no_vperf)
 		ret = cli_usage_error(u, "-e/-F/-c/-g sample through vperf_guest.ko: not with "
 				      "--no-vperf");
 	va->cmd = first;
-	if (ret < 0 && va->with_vperf) {
+	if (ret < 0 && !va->no_vperf) {
 		/* vperf in the guest: this executable (and the vperf-demo next to it) */
 		ssize_t len = readlink("/proc/self/exe", va->self, sizeof(va->self) - 1);
 
@@ -673,7 +671,7 @@ static int cmd_vm_record(int argc, char **argv)
 	snprintf(gfiles, sizeof(gfiles), "%s/" RAW_SUBDIR "/" GUEST_FILES_SUBDIR, dir);
 	va.argv[va.n++] = "--guest-files";
 	va.argv[va.n++] = gfiles;
-	if (va.with_vperf)
+	if (!va.no_vperf)
 		va.argv[va.n++] = "--guest-trace";
 	else if (!va.quiet)
 		cli_warn("vm record", "--no-vperf: no vperf_guest.ko in the guest, so no guest trace "

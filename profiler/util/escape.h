@@ -14,6 +14,8 @@
  *   XML   (SVG) '&', '<', '>', '"' as entities; the characters text escapes, U+FFFE, U+FFFF
  *         and each byte of invalid UTF-8 as U+FFFD: XML 1.0 forbids most of them even as
  *         character references, and a renderer would act on the others.
+ *   clean a string a recording stores (esc_utf8_clean()): valid UTF-8 kept as it is, each
+ *         byte of invalid UTF-8 as '?'; the outputs above escape the rest when they print it.
  *
  * No function here fails but esc_text_dup() (NULL: out of memory); write errors are the
  * caller's to check on out.

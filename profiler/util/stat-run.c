@@ -658,14 +658,14 @@ int stat_run_target(struct stat_ctx *ctx, struct run *r,
 
 	memset(r, 0, sizeof(*r));
 	r->pidfd = -1;
-	if (ctx->o->pid) {
+	if (ctx->o->pid.id) {
 		r->target = VPERF_TARGET_PROCESS;
-		r->pid = ctx->o->pid;
+		r->pid = ctx->o->pid.id;
 		if (ctx->o->per_thread)
 			flags |= VPERF_EVSET_PER_THREAD;
 	} else {
 		r->target = VPERF_TARGET_THREAD;
-		r->pid = ctx->o->tid;
+		r->pid = ctx->o->tid.id;
 	}
 	comm_cache__add(&ctx->comms, r->pid);
 	if (ctx->o->per_thread && r->target == VPERF_TARGET_PROCESS)

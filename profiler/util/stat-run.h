@@ -33,9 +33,7 @@
 struct stat_opts {
 	struct strlist events;
 	bool explicit_events;	/* -e given: every event must open */
-	pid_t pid, tid;
-	const char *pid_arg, *tid_arg;
-	struct stat_id { pid_t id; const char *arg; } p_opt, t_opt;	/* -p, -t as given */
+	struct stat_id { pid_t id; const char *arg; } pid, tid;	/* -p, -t: 0, or as given */
 	bool per_thread;
 	const char *backend;	/* --backend, NULL: automatic */
 	long repeat;		/* 0: no -r */
