@@ -60,6 +60,7 @@ def main():
 
     write_convert()
     write_hostevents()
+    write_shm()
 
 
 # ---- raw recordings (hv/include/vperf/rawrec.h) and guest records (hv/include/vperf/abi.h) ----
@@ -286,6 +287,58 @@ def write_hostevents():
             # found by fuzz-hostevents: a field declared with one word leaks in libtraceevent 1.7
             with open(os.path.join(d, "regress-lone-word-field-leak"), "wb") as f:
                 f.write(b"".join(ops).replace(b"field:char next_comm[16];", b"field:cha4080xt_comm[16];"))
+
+
+
+# ---- the shared-memory channel (hv/include/vperf/shm.h, docs/abi.md 8) ----
+
+SHM_REGION = 64 << 10
+SHM_HDR = 64 + 32 * 256
+
+
+def shm_region(rings, gen=1, state=1):
+    """A 64 KiB region laid out with rings [(offset, data_size, cpu, bytes written, tail)]."""
+    b = bytearray(SHM_REGION)
+    struct.pack_into("<QIIQIIQQQQ", b, 0, 0x4d48534652455056, SHM_HDR, 1, SHM_REGION, state,
+                     len(rings), gen, 2000000, 0, 0)
+    for i, (off, size, cpu, data, tail) in enumerate(rings):
+        struct.pack_into("<QQIIQ", b, 64 + 32 * i, off, size, cpu, 0, 0)
+        head = tail + len(data)
+        struct.pack_into("<IIQQQQ", b, off, 64, 2, size, head, tail, 0)
+        for k, byte in enumerate(data):
+            b[off + 64 + (tail + k) % size] = byte
+    return bytes(b)
+
+
+def shm_patch(off, data):
+    return struct.pack("<HB", off, len(data)) + data
+
+
+def write_shm():
+    """corpus-shm/ (fuzz-shm.c's input): 'two-rings' (records of every type on CPU 0, a ring
+    that wraps on CPU 1), 'rewritten' (the same, then patches between polls: a record made
+    invalid, a head moved behind the tail and back, a new generation), 'shrunk' (the file
+    truncated mid-recording)."""
+    d = os.path.join(HERE, "corpus-shm")
+    os.makedirs(d, exist_ok=True)
+    recs0 = b"".join(guest_records(1000, 0) + kernel_records(900))
+    recs1 = b"".join(guest_records(5000, 1)[:6])
+    rings = [(12288, 8192, 0, recs0, 0), (24576, 4096, 1, recs1, 4096 - 100)]
+    base = shm_region(rings)
+    with open(os.path.join(d, "two-rings"), "wb") as f:
+        f.write(base)
+    head0 = len(recs0)
+    patches = [
+        shm_patch(12288 + 64 + 6, b"\xff"),                      # a switch record's flags
+        shm_patch(12288 + 16, struct.pack("<Q", 0)),              # ring 0's head behind its tail
+        shm_patch(12288 + 16, struct.pack("<Q", head0 + 32)),     # ... and ahead again
+        shm_patch(32, struct.pack("<Q", 2)),                      # a new generation
+        shm_patch(64, struct.pack("<Q", 4096)),                   # ring 0 on the header
+    ]
+    with open(os.path.join(d, "rewritten"), "wb") as f:
+        f.write(base + b"".join(patches))
+    with open(os.path.join(d, "shrunk"), "wb") as f:
+        f.write(base + shm_patch(0x8000 | 1024, b""))
 
 
 if __name__ == "__main__":
