@@ -40,6 +40,7 @@ static const struct cmd_struct commands[] = {
 	{ "timeline", cmd_timeline,
 	  "Draw a recording as an SVG: when each thread ran, on which CPU" },
 	{ "vm", cmd_vm, "Run a command in a guest booted by vperf-vmm, or record it (vm run, vm record)" },
+	{ "kvm", cmd_kvm, "Record a KVM VMM that runs already, QEMU or any other, by its pid (kvm record)" },
 };
 
 const struct cmd_struct *builtin_commands(size_t *nr)

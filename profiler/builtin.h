@@ -21,6 +21,7 @@ int cmd_list(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_vm(int argc, char **argv);
+int cmd_kvm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_export(int argc, char **argv);
@@ -39,6 +40,9 @@ const struct cmd_struct *builtin_find(const char *name);
 /* The command closest to name (for "did you mean"), or NULL. */
 const struct cmd_struct *builtin_closest(const char *name);
 
+/* "vperf GROUP SUB ...": SUB's entry of cmds[n] with argv from SUB, or the group's help. */
+int builtin_dispatch(const char *group, const struct cmd_struct *cmds, size_t n, int argc,
+		     char **argv);
 /* Print `vperf help` (the list of commands) to out. */
 void builtin_print_overview(FILE *out);
 

@@ -19,6 +19,7 @@ PKGS=(
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev # vperf export --to pprof (profiler/export)
 	golang-go              # go tool pprof reads the exported profile (tests/integration/report_tests.py)
 	chromium               # headless, renders vperf timeline's SVG as a person sees it (tests/integration/timeline_tests.py)
+	libvirt-clients        # virt-xml-validate checks docs/vperf-kvm.md's libvirt fragment (tests/integration/kvm_tests.py)
 )
 
 SUDO=""
@@ -65,5 +66,15 @@ if [ ! -e /sys/kernel/tracing/events ] && grep -qw tracefs /proc/filesystems 2>/
 		echo "install-deps: mounted tracefs on /sys/kernel/tracing"
 	else
 		echo "install-deps: tracefs is not mounted and could not be (not root?): host kernel events are left out"
+	fi
+fi
+# debugfs: KVM's per-vCPU TSC offsets (kvm/PID-FD/vcpuN/tsc-offset), which `vperf kvm record` maps the guest's
+# clock with.  Mounted here the same way; without it such a recording says its guest records have no clock mapping.
+if [ ! -e /sys/kernel/debug/kvm ] && grep -qw debugfs /proc/filesystems 2>/dev/null && [ -d /sys/kernel/debug ] &&
+	! grep -q ' /sys/kernel/debug debugfs ' /proc/mounts; then
+	if [ "$(id -u)" -eq 0 ] && mount -t debugfs none /sys/kernel/debug 2>/dev/null; then
+		echo "install-deps: mounted debugfs on /sys/kernel/debug"
+	else
+		echo "install-deps: debugfs is not mounted and could not be (not root?): vperf kvm record maps no guest clock"
 	fi
 fi

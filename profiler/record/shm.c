@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <vperf/trace_rec.h>
 
 #include "shm.h"
+#include "why.h"
 
 #define SHM_BUF		(64u << 10)	/* bytes of a ring read at a time */
 
@@ -40,18 +40,6 @@ struct vperf_shm {
 	struct vperf_shm_stats st;
 	unsigned char buf[SHM_BUF + VPERF_TRACE_REC_MAX];
 };
-
-static void say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
 
 static const char *const bad_str[VPERF_SHM_NR_BAD] = {
 	[VPERF_SHM_OK] = "a good layout",
@@ -103,19 +91,19 @@ int vperf_shm__open(const char *path, struct vperf_shm **out, char *why, size_t 
 	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		err = -errno;
-		say(why, why_len, "cannot open %s for reading and writing: %s%s", path,
+		vperf_why(why, why_len, 0, "cannot open %s for reading and writing: %s%s", path,
 		    strerror(errno), errno == ELOOP ? " (a symbolic link is not followed)" :
 		    errno == EACCES ? " (the VMM's user owns it: run as root or as that user)" : "");
 		return err;
 	}
 	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		say(why, why_len, "%s is not a regular file (the file behind the VMM's "
+		vperf_why(why, why_len, 0, "%s is not a regular file (the file behind the VMM's "
 		    "ivshmem-plain device, such as /dev/shm/vperf-NAME)", path);
 		close(fd);
 		return -EINVAL;
 	}
 	if ((uint64_t)sb.st_size < VPERF_SHM_MIN_SIZE || (uint64_t)sb.st_size > VPERF_SHM_MAX_SIZE) {
-		say(why, why_len, "%s has %lld bytes: a vperf region has 64 KiB to 4 GiB (docs/abi.md 8; "
+		vperf_why(why, why_len, 0, "%s has %lld bytes: a vperf region has 64 KiB to 4 GiB (docs/abi.md 8; "
 		    "QEMU: memory-backend-file size=16M)", path, (long long)sb.st_size);
 		close(fd);
 		return -EINVAL;
@@ -123,7 +111,7 @@ int vperf_shm__open(const char *path, struct vperf_shm **out, char *why, size_t 
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		close(fd);
-		say(why, why_len, "out of memory");
+		vperf_why(why, why_len, 0, "out of memory");
 		return -ENOMEM;
 	}
 	s->fd = fd;
@@ -277,14 +265,14 @@ int vperf_shm__poll(struct vperf_shm *s, struct vperf_shm_sink sink, char *why, 
 	int err, first = 0;
 
 	if (fstat(s->fd, &sb) < 0 || (uint64_t)sb.st_size != s->size) {
-		say(why, why_len, "the shared file changed size (%llu bytes, was %llu): the VMM "
+		vperf_why(why, why_len, 0, "the shared file changed size (%llu bytes, was %llu): the VMM "
 		    "is gone or truncated it", (unsigned long long)sb.st_size,
 		    (unsigned long long)s->size);
 		return -EIO;
 	}
 	err = read_at(s, &s->hdr, sizeof(s->hdr), 0);
 	if (err) {
-		say(why, why_len, "cannot read the shared file's header: %s", strerror(-err));
+		vperf_why(why, why_len, 0, "cannot read the shared file's header: %s", strerror(-err));
 		return err;
 	}
 	s->st.state = s->hdr.state;
@@ -307,14 +295,14 @@ int vperf_shm__poll(struct vperf_shm *s, struct vperf_shm_sink sink, char *why, 
 	if (!s->have_layout || s->hdr.generation != s->st.generation) {
 		err = take_layout(s);
 		if (err) {
-			say(why, why_len, "out of memory");
+			vperf_why(why, why_len, 0, "out of memory");
 			return err;
 		}
 	}
 	for (uint32_t i = 0; i < s->nr_rings; i++) {
 		err = drain_ring(s, &s->rings[i], sink);
 		if (err == -EIO) {
-			say(why, why_len, "the shared file is shorter than its layout says: the VMM "
+			vperf_why(why, why_len, 0, "the shared file is shorter than its layout says: the VMM "
 			    "is gone or truncated it");
 			return err;
 		}
@@ -322,7 +310,7 @@ int vperf_shm__poll(struct vperf_shm *s, struct vperf_shm_sink sink, char *why, 
 			first = err;
 	}
 	if (first)
-		say(why, why_len, "records of the shared file were lost: %s", strerror(-first));
+		vperf_why(why, why_len, 0, "records of the shared file were lost: %s", strerror(-first));
 	return first;
 }
 

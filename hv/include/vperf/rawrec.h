@@ -102,6 +102,7 @@ struct vperf_rawrec_lost {
 
 enum vperf_rawrec_tsc_how {
 	VPERF_RAWREC_TSC_KVM_ATTR = 1,	/* KVM_VCPU_TSC_OFFSET: exact */
+	VPERF_RAWREC_TSC_DEBUGFS  = 2,	/* KVM's debugfs vcpuN/tsc-offset (vperf kvm record): exact */
 };
 
 /* host TSC = guest TSC - offset, from host_tsc on (until the next one). */
