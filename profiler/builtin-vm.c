@@ -74,6 +74,7 @@ static int initrd_arg(void *va, const char *arg, char *why, size_t len);
 static int add_arg(void *va, const char *arg, char *why, size_t len);
 static int timeout_arg(void *va, const char *arg, char *why, size_t len);
 static int mode_arg(void *va, const char *arg, char *why, size_t len);
+static int vmm_arg(void *va, const char *arg, char *why, size_t len);
 static int quiet_arg(void *va, const char *arg, char *why, size_t len);
 static int event_arg(void *member, const char *arg, char *why, size_t len);
 static int freq_arg(void *member, const char *arg, char *why, size_t len);
@@ -97,6 +98,9 @@ static int kernel_map_arg(void *member, const char *arg, char *why, size_t len);
 	CLI_OPT_CB(T, 0, "mode", "auto|direct|nested", mode_arg, "run vperf-vmm here (direct) or " \
 		   "inside a QEMU TCG guest (nested); auto picks direct only with hardware " \
 		   "virtualization"), \
+	CLI_OPT_CB(T, 0, "vmm", "vperf|qemu", vmm_arg, "the guest's VMM: vperf-vmm (default), or " \
+		   "Debian's QEMU with -accel kvm and an ivshmem-plain device that vperf_guest.ko " \
+		   "traces into, recorded from outside as `vperf kvm record` does (nested only)"), \
 	CLI_OPT_CB(T, 'q', "quiet", NULL, quiet_arg, "show only the guest's output"), \
 	CLI_OPT_FLAG(T, 0, "no-vperf", no_vperf, "do not put this vperf, vperf-demo and " \
 		     "vperf_guest.ko (loaded) into the guest")
@@ -267,6 +271,13 @@ static int mode_arg(void *va, const char *a, char *why, size_t len)
 	if (strcmp(a, "auto") && strcmp(a, "direct") && strcmp(a, "nested"))
 		return snprintf(why, len, "--mode '%s': auto, direct or nested", a);
 	return forward(va, "--mode", a);
+}
+
+static int vmm_arg(void *va, const char *a, char *why, size_t len)
+{
+	if (strcmp(a, "vperf") && strcmp(a, "qemu"))
+		return snprintf(why, len, "--vmm '%s': vperf (vperf-vmm) or qemu", a);
+	return forward(va, "--vmm", a);
 }
 
 static int quiet_arg(void *va, const char *a, char *why, size_t len)

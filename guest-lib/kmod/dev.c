@@ -52,6 +52,11 @@ static long vperf_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	/* Matched without the size bits: the structures grow at their end. */
 	if (_IOC_TYPE(cmd) != VPERF_IOC_MAGIC)
 		return -ENOTTY;
+	/* the shared-memory channel carries traces only: counts need the device */
+	if (vperf_dev.shm && _IOC_NR(cmd) != _IOC_NR(VPERF_IOC_INFO) &&
+	    _IOC_NR(cmd) != _IOC_NR(VPERF_IOC_MARK_FLUSH) &&
+	    _IOC_NR(cmd) != _IOC_NR(VPERF_IOC_TRACE_SAMPLE))
+		return -ENODEV;
 	switch (_IOC_NR(cmd)) {
 	case _IOC_NR(VPERF_IOC_INFO):
 		return vperf_ioctl_info(uarg);
@@ -91,6 +96,8 @@ static int vperf_release(struct inode *inode, struct file *file)
 
 static int vperf_mmap(struct file *file, struct vm_area_struct *vma)
 {
+	if (vperf_dev.shm && vma->vm_pgoff != VPERF_MARK_PGOFF)
+		return -ENODEV;		/* only the marker buffer without the device */
 	return vperf_thread_mmap(file, vma);
 }
 

@@ -6,7 +6,8 @@
  * its virtual counters, offers /dev/vperf with an information ioctl and
  * per-thread counters (thread.c), and binds the ACPI device to count its
  * interrupts, samples on overflow NMIs, and traces the guest into per-vCPU
- * rings the host reads (trace.c, mark.c).
+ * rings the host reads (trace.c, mark.c).  Without the device, it traces into the shared
+ * memory of an ivshmem-plain device instead (shm.c).
  */
 #include <linux/init.h>
 #include <linux/moduleparam.h>
@@ -83,11 +84,46 @@ static const struct kernel_param_ops threads_ops = { .get = threads_get };
 module_param_cb(threads, &threads_ops, NULL, 0444);
 MODULE_PARM_DESC(threads, "threads with a per-thread context now (read only)");
 
+/*
+ * No vperf device: a stock VMM.  With an ivshmem-plain device the module traces through it
+ * (shm.c): /dev/vperf for markers and the trace sampler, the trace rings in the shared memory;
+ * the counts need the device and are not offered.
+ */
+static int __init vperf_init_shm(void)
+{
+	int ret = vperf_shm_init();
+
+	if (ret) {
+		pr_err(VPERF_PR_PREFIX "no vperf device and no shared-memory channel (an "
+		       "ivshmem-plain PCI device, 1af4:1110, docs/abi.md 8): nothing to do\n");
+		return -ENODEV;
+	}
+	vperf_dev.shm = true;
+	vperf_dev.features = VPERF_FEAT_TRACE | VPERF_FEAT_TRACE_V2 | VPERF_FEAT_TRACE_MMAP |
+			     VPERF_FEAT_TRACE_KSYM;
+	ret = vperf_dev_init();
+	if (ret)
+		goto exit_shm;
+	ret = vperf_trace_init();
+	if (ret)
+		goto exit_dev;
+	pr_info(VPERF_PR_PREFIX "no vperf device: tracing through shared memory only (no counts)\n");
+	return 0;
+
+exit_dev:
+	vperf_dev_exit();
+exit_shm:
+	vperf_shm_exit();
+	return ret;
+}
+
 static int __init vperf_init(void)
 {
 	int ret;
 
 	ret = vperf_pv_detect();
+	if (ret == -ENODEV)
+		return vperf_init_shm();
 	if (ret)
 		return ret;
 	ret = vperf_pages_init();
@@ -123,6 +159,10 @@ static void __exit vperf_exit(void)
 {
 	vperf_trace_exit();
 	vperf_dev_exit();
+	if (vperf_dev.shm) {
+		vperf_shm_exit();
+		return;
+	}
 	vperf_sampling_exit();
 	vperf_threads_exit();
 	vperf_pages_exit();

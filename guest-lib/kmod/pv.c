@@ -284,8 +284,8 @@ int vperf_pv_detect(void)
 	max = a;
 	if (b != VPERF_CPUID_SIG_EBX || c != VPERF_CPUID_SIG_ECX ||
 	    d != VPERF_CPUID_SIG_EDX || a < VPERF_CPUID_INFO) {
-		pr_err(VPERF_PR_PREFIX "no vperf device (CPUID 0x%x has no VPERF-KVM-PV signature)\n",
-		       VPERF_CPUID_BASE);
+		pr_info(VPERF_PR_PREFIX "no vperf device (CPUID 0x%x has no VPERF-KVM-PV signature)\n",
+			VPERF_CPUID_BASE);
 		return -ENODEV;
 	}
 	cpuid(VPERF_CPUID_INFO, &a, &b, &c, &d);

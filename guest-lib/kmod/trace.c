@@ -22,6 +22,10 @@
  * counted in the ring's lost and in the per-type counts (parameter
  * trace_stats).
  *
+ * Without a vperf device the rings are those vperf_shm_layout() lays out in an ivshmem-plain
+ * device's memory (shm.c, docs/abi.md 8): the same writers, no TRACE_REGISTER, no TRACE_FLUSH
+ * (the host polls; a full ring drops and counts).
+ *
  * Rings follow CPU hotplug through a dynamic AP state set up when tracing
  * starts: its callbacks run on the CPU concerned (hypercalls are per
  * vCPU).  Tracing starts at load with trace=1, or when root writes 1 to the
@@ -61,6 +65,7 @@
 #include "vperf_guest.h"
 #include "vperf_guest_uapi.h"
 #include <vperf/trace_rec.h>
+#include <vperf/shm.h>
 
 DEFINE_PER_CPU(struct vperf_trace_stats, vperf_trace_stats);
 
@@ -194,6 +199,8 @@ static s64 trace_flush_this_cpu(void)
 {
 	s64 ret;
 
+	if (vperf_dev.shm)
+		return 0;	/* the host polls the shared memory: nothing to ask */
 	ret = vperf_hc(VPERF_HC_TRACE_FLUSH, rdtsc(), 0, 0, 0);
 	this_cpu_inc(vperf_trace_stats.c[VPERF_TC_FLUSHES]);
 	if (ret >= 0)
@@ -338,7 +345,7 @@ again:
 	}
 	/* the watermark: half full after a write, one flush until the host's tail moves */
 	tail = READ_ONCE(r->tail);
-	if (head - tail > tc->data_size / 2 && tail != READ_ONCE(tc->wm_tail)) {
+	if (head - tail > tc->data_size / 2 && tail != READ_ONCE(tc->wm_tail) && !vperf_dev.shm) {
 		WRITE_ONCE(tc->wm_tail, tail);
 		this_cpu_inc(vperf_trace_stats.c[VPERF_TC_WATERMARKS]);
 		irq_work_queue(&tc->flush_work);	/* NMI-safe; the hypercall runs later */
@@ -1092,6 +1099,18 @@ static int trace_cpu_online(unsigned int cpu)
 
 	if (WARN_ON_ONCE(raw_smp_processor_id() != cpu) || tc->ring)
 		return 0;
+	if (vperf_dev.shm) {
+		/* laid out by vperf_shm_layout(); a CPU back online writes on from its head */
+		r = vperf_shm_ring(cpu);
+		if (!r) {
+			pr_err(VPERF_PR_PREFIX "CPU %u: no ring in the shared memory: not traced\n",
+			       cpu);
+			return 0;
+		}
+		tc->alloc_size = 0;
+		local_set(&tc->reserve, READ_ONCE(r->head));
+		goto publish;
+	}
 	/* physically contiguous, page aligned, zeroed: head = tail = lost = 0 */
 	r = alloc_pages_exact(size, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
 	if (!r) {
@@ -1109,10 +1128,11 @@ static int trace_cpu_online(unsigned int cpu)
 		free_pages_exact(r, size);
 		return 0;
 	}
-	tc->data = (unsigned char *)(r + 1);
-	tc->data_size = data_size;
 	tc->alloc_size = size;
 	local_set(&tc->reserve, 0);
+publish:
+	tc->data = (unsigned char *)(r + 1);
+	tc->data_size = data_size;
 	local_set(&tc->nest, 0);
 	tc->wm_tail = ~0ull;
 	/* published last, on this CPU: writers here use it from now on */
@@ -1141,6 +1161,11 @@ static int trace_cpu_offline(unsigned int cpu)
 	this_cpu_add(vperf_trace_stats.c[VPERF_TC_CONSUMED], READ_ONCE(r->tail));
 	this_cpu_add(vperf_trace_stats.c[VPERF_TC_RING_HEAD], READ_ONCE(r->head));
 	this_cpu_add(vperf_trace_stats.c[VPERF_TC_RING_LOST], READ_ONCE(r->lost));
+	if (vperf_dev.shm) {
+		/* the ring stays where the layout put it: nothing to free or unregister */
+		atomic_dec(&trace_rings);
+		return 0;
+	}
 	/* the host must stop reading before the pages go back; if it refuses, keep them */
 	if (vperf_hc(VPERF_HC_TRACE_REGISTER, 0, 0, 0, 0) < 0)
 		pr_err(VPERF_PR_PREFIX "CPU %u: cannot unregister the trace ring, leaking it\n",
@@ -1165,6 +1190,17 @@ static int vperf_trace_start(void)
 		pr_info(VPERF_PR_PREFIX "tracing: the host does not record version-2 rings "
 			"(no feature bit 6): it consumes them unread\n");
 	WRITE_ONCE(trace_data_size, (u64)READ_ONCE(trace_ring_kb) << 10);
+	if (vperf_dev.shm) {
+		/* the region is the user's choice of size: its rings take all of it */
+		u64 ds = vperf_shm_layout(VPERF_SHM_MAX_DATA);
+
+		if (!ds) {
+			pr_err(VPERF_PR_PREFIX "tracing: the shared memory does not hold a ring of "
+			       "4 KiB for each of %u possible CPUs\n", nr_cpu_ids);
+			return -ENOSPC;
+		}
+		WRITE_ONCE(trace_data_size, ds);
+	}
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "vperf/trace:online",
 				trace_cpu_online, trace_cpu_offline);
 	if (ret < 0) {
@@ -1187,14 +1223,16 @@ static int vperf_trace_start(void)
 	if ((vperf_dev.features & (VPERF_FEAT_TRACE_MMAP | VPERF_FEAT_TRACE_KSYM)) ==
 	    (VPERF_FEAT_TRACE_MMAP | VPERF_FEAT_TRACE_KSYM))
 		trace_module_symbols();
-	pr_info(VPERF_PR_PREFIX "tracing on: %d rings of %u KiB\n", atomic_read(&trace_rings),
-		READ_ONCE(trace_ring_kb));
+	pr_info(VPERF_PR_PREFIX "tracing on: %d rings of %llu KiB%s\n", atomic_read(&trace_rings),
+		READ_ONCE(trace_data_size) >> 10, vperf_dev.shm ? " in shared memory" : "");
 	return 0;
 
 off:
 	WRITE_ONCE(trace_on, false);
 remove_state:
 	cpuhp_remove_state(trace_cpuhp_state);
+	if (vperf_dev.shm)
+		vperf_shm_stop();
 	return ret;
 }
 
@@ -1203,8 +1241,10 @@ static void vperf_trace_stop(void)
 {
 	WRITE_ONCE(trace_on, false);
 	trace_tps_unregister();
-	/* every CPU: the final TRACE_FLUSH, unregister, free */
+	/* every CPU: the final TRACE_FLUSH, unregister, free (shared memory: none of these) */
 	cpuhp_remove_state(trace_cpuhp_state);
+	if (vperf_dev.shm)
+		vperf_shm_stop();
 	pr_info(VPERF_PR_PREFIX "tracing off\n");
 }
 

@@ -23,6 +23,12 @@ struct vperf_dev_info {
 	u16 port;
 	u32 gsi;
 	u64 doorbell_gpa;	/* 0: none */
+	/*
+	 * No vperf device: tracing through the shared-memory channel only (shm.c, docs/abi.md 8).
+	 * features then holds the trace bits the channel carries, port is 0 and no hypercall is
+	 * made (vperf_hc refuses).
+	 */
+	bool shm;
 };
 
 extern struct vperf_dev_info vperf_dev;
@@ -50,6 +56,8 @@ static inline s64 vperf_hc(u32 op, u64 a0, u64 a1, u64 a2, u64 a3)
 	unsigned long flags;
 	u64 rax = op;
 
+	if (unlikely(!vperf_dev.port))
+		return -VPERF_ENOSYS;	/* no device (the shared-memory channel): no port */
 	local_irq_save(flags);
 	asm volatile("outl %%eax, %%dx"
 		     : "+a" (rax)
@@ -231,5 +239,13 @@ int vperf_dev_init(void);
 void vperf_dev_exit(void);
 
 extern atomic_long_t vperf_slices_unbased, vperf_slices_elsewhere, vperf_snapshot_failures;
+
+/* The shared-memory channel (shm.c). */
+int vperf_shm_init(void);
+void vperf_shm_exit(void);
+bool vperf_shm_present(void);
+u64 vperf_shm_layout(u64 want);
+struct vperf_trace_ring *vperf_shm_ring(unsigned int cpu);
+void vperf_shm_stop(void);
 
 #endif /* VPERF_GUEST_H */

@@ -22,6 +22,7 @@
 #endif
 
 #define VPERF_MAX_VCPUS_RAW	256	/* a raw file with more is refused */
+#define VPERF_CONV_OFFSET_CHANGES 8	/* exact TSC offsets kept per vCPU; later changes are ignored */
 
 /* ---- the events, before sorting ---- */
 
@@ -60,6 +61,15 @@ struct conv {
 
 	int64_t offset[VPERF_MAX_VCPUS_RAW];
 	int offset_how[VPERF_MAX_VCPUS_RAW];	/* 0 none, 1 KVM, 2 samples */
+	/*
+	 * Exact offsets that changed during the recording (a VMM's reset writes the TSC after its
+	 * vCPUs exist; a guest may write it): each from its host_tsc on.  [0] is offset[] above.
+	 */
+	struct conv_offset {
+		uint64_t host_tsc;
+		int64_t offset;
+	} offset_chg[VPERF_MAX_VCPUS_RAW][VPERF_CONV_OFFSET_CHANGES];
+	unsigned int nr_offset_chg[VPERF_MAX_VCPUS_RAW];
 	uint64_t lost_vmm[VPERF_MAX_VCPUS_RAW];	/* running totals seen */
 	uint64_t guest_lost[VPERF_MAX_VCPUS_RAW];
 	uint64_t invalid_bytes[VPERF_MAX_VCPUS_RAW];

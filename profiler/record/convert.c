@@ -85,9 +85,18 @@ static int push(struct conv *c, struct cev e)
 /* Guest TSC -> host TSC ns for vCPU n; false if no mapping is known. */
 static bool guest_ns(const struct conv *c, unsigned int n, uint64_t guest_tsc, uint64_t *ns)
 {
+	int64_t off;
+
 	if (!c->offset_how[n])
 		return false;
-	*ns = tsc_ns(c, guest_tsc - (uint64_t)c->offset[n]);
+	off = c->offset[n];
+	/* the latest exact offset in force when the record was written (host TSC >= its start) */
+	for (unsigned int k = c->nr_offset_chg[n]; k-- > 1;)
+		if (guest_tsc - (uint64_t)c->offset_chg[n][k].offset >= c->offset_chg[n][k].host_tsc) {
+			off = c->offset_chg[n][k].offset;
+			break;
+		}
+	*ns = tsc_ns(c, guest_tsc - (uint64_t)off);
 	return true;
 }
 
@@ -132,9 +141,19 @@ static int clock_pass(struct conv *c, const struct vperf_rawrec_chunk *ch, const
 	    n < c->h->nr_vcpus) {
 		const struct vperf_rawrec_tsc *t = (const void *)p;
 
+		unsigned int *k = &c->nr_offset_chg[n];
+
 		if (c->offset_how[n] != 1) {	/* the first KVM offset: the start's */
 			c->offset[n] = t->offset;
 			c->offset_how[n] = 1;
+			*k = 0;
+		}
+		/* and each change after it, in the file's order (the recorder's time order) */
+		if (*k < VPERF_CONV_OFFSET_CHANGES &&
+		    (!*k || c->offset_chg[n][*k - 1].offset != t->offset) &&
+		    (!*k || t->host_tsc >= c->offset_chg[n][*k - 1].host_tsc)) {
+			c->offset_chg[n][*k] = (struct conv_offset){ t->host_tsc, t->offset };
+			(*k)++;
 		}
 	} else if (ch->type == VPERF_RAWREC_TSC_SAMPLE && ch->size == sizeof(struct vperf_rawrec_tsc_sample) &&
 		   n < c->h->nr_vcpus && c->offset_how[n] != 1) {

@@ -26,6 +26,7 @@
 
 #define POLL_MS		10
 #define LOST_EVERY_NS	1000000000ull	/* the channel's losses, written once a second */
+#define OFFSETS_EVERY_NS 20000000ull	/* the vCPUs' TSC offsets, read again every 20 ms */
 #define HOST_BUFFER_KB	4096u
 #define DEFAULT_MAX	(1ull << 30)
 
@@ -40,6 +41,8 @@ struct rec {
 	struct vperf_shm *shm;
 	uint64_t start_tsc, start_raw_ns;
 	struct vperf_rawrec_header hdr;
+	int64_t last_off[VPERF_KVM_MAX_VCPUS];	/* by index: the offset last written, */
+	bool have_off[VPERF_KVM_MAX_VCPUS];	/* if one was */
 };
 
 static void note(struct rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -163,7 +166,7 @@ static int offsets(struct rec *r, bool first)
 
 	for (unsigned int i = 0; i < r->vmm.nr_vcpus; i++) {
 		struct vperf_rawrec_tsc t = { .how = VPERF_RAWREC_TSC_DEBUGFS };
-		unsigned int bits;
+		unsigned int bits, idx;
 		uint64_t ratio;
 		int64_t off;
 		char why[256];
@@ -181,7 +184,13 @@ static int offsets(struct rec *r, bool first)
 				 r->vmm.vcpus[i].index, ratio, bits);
 		t.offset = off;
 		t.host_tsc = rdtsc();
-		chunk(r, VPERF_RAWREC_TSC_OFFSET, r->vmm.vcpus[i].index, &t, sizeof(t));
+		/* written when it changed: QEMU sets the TSC at its reset, after the vCPUs exist */
+		idx = r->vmm.vcpus[i].index;
+		if (r->have_off[idx] && r->last_off[idx] == off)
+			continue;
+		r->have_off[idx] = true;
+		r->last_off[idx] = off;
+		chunk(r, VPERF_RAWREC_TSC_OFFSET, idx, &t, sizeof(t));
 	}
 	return missing;
 }
@@ -294,7 +303,7 @@ static bool vmm_gone(int pidfd, pid_t pid)
 static void run(struct rec *r, int pidfd)
 {
 	const struct vperf_kvm_rec_opts *o = r->o;
-	uint64_t t0 = now_ns(CLOCK_MONOTONIC), last_lost = t0;
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC), last_lost = t0, last_off = t0;
 
 	for (;;) {
 		uint64_t t;
@@ -315,6 +324,10 @@ static void run(struct rec *r, int pidfd)
 		if (t - last_lost >= LOST_EVERY_NS) {
 			shm_lost(r);
 			last_lost = t;
+		}
+		if (t - last_off >= OFFSETS_EVERY_NS) {
+			offsets(r, false);	/* a change is written with the time it was seen */
+			last_off = t;
 		}
 		if (r->write_err) {
 			r->st->end = VPERF_KVM_END_ERROR;

@@ -125,6 +125,22 @@ build_vmm() {
 	echo "$b/vmm/vperf-vmm-static"
 }
 
+# build_kvmrec: build kvm-rec (kvm-rec.c: `vperf kvm record`'s recorder as a static program of its own, for L1)
+# into $VPERF_VM_BUILD/kvm-rec and print its path.  The recorder's sources are libc-only; gcc links them here.
+build_kvmrec() {
+	local b="$VPERF_VM_BUILD/kvm-rec" r="$REPO_DIR" log
+	need_cmd gcc gcc
+	mkdir -p "$b"
+	log="$b/build.log"
+	gcc -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -static -pthread \
+		-I"$r/hv/include" -I"$r/hv/vmm" -I"$r/profiler/record" -I"$r/profiler/util" \
+		"$r/tests/vm/kvm-rec.c" "$r/profiler/record/kvmrec.c" "$r/profiler/record/kvmvmm.c" \
+		"$r/profiler/record/shm.c" "$r/hv/vmm/tracefs.c" "$r/profiler/util/why.c" -o "$b/kvm-rec.tmp" >"$log" 2>&1 ||
+		{ cat "$log" >&2; die "$VM_EXIT_USAGE" "building kvm-rec failed (static linking needs libc6-dev)"; }
+	mv "$b/kvm-rec.tmp" "$b/kvm-rec"
+	echo "$b/kvm-rec"
+}
+
 # kernel_headers KVER WHY: print the directory of Debian's linux-headers-KVER (the guest kernel's, to build
 # modules for it), installing the package if it is missing. WHY says what they are for.
 kernel_headers() {

@@ -48,6 +48,12 @@
 #                           (L1 runs that kernel image too; Debian's System.map is a placeholder); in that case
 #                           also DIR/vdso.so, L1's vDSO image (the same kernel's), which names [vdso] frames
 #   --kernel-map FILE       the System.map (or a saved /proc/kallsyms) of --kernel's kernel, for --guest-files
+#   --vmm vperf|qemu        the VMM of the guest (default vperf: vperf-vmm).  qemu: Debian's qemu-system-x86_64
+#                           -M pc -accel kvm (nested only, carried into L1), with an ivshmem-plain device backed by
+#                           a file in L1 (16 MiB) that vperf_guest.ko, finding no vperf device, traces into
+#                           (docs/abi.md 8); --record then records it from outside as `vperf kvm record` does
+#                           (kvm-rec, the same recorder, static). The guest's status comes from its console.
+#                           --vmm-arg and --vmm-prefix are vperf-vmm's only
 #   --record-max MiB        the most the raw recording can hold (default 256; vperf-vmm --record-max; nested, the
 #                           disk that brings it back is sparse); a fuller recording stops there, with a warning
 # COMMAND runs in the guest as root, in /payload, with /payload and /payload/bin first in PATH. Quote a shell
@@ -84,6 +90,7 @@ RECORD=""
 RECORD_MAX=256
 GUEST_FILES=""
 KERNEL_MAP=""
+VMM_KIND=vperf
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--vcpus) VCPUS=${2:?--vcpus needs a number}; shift 2 ;;
@@ -105,6 +112,7 @@ while [ $# -gt 0 ]; do
 	--record-max) RECORD_MAX=${2:?--record-max needs MiB}; shift 2 ;;
 	--guest-files) GUEST_FILES=${2:?--guest-files needs a directory}; shift 2 ;;
 	--kernel-map) KERNEL_MAP=${2:?--kernel-map needs a file}; shift 2 ;;
+	--vmm) VMM_KIND=${2:?--vmm needs vperf or qemu}; shift 2 ;;
 	-h | --help) usage 0 ;;
 	--) shift; break ;;
 	*) die "$VM_EXIT_USAGE" "unknown option '$1' (see --help)" ;;
@@ -119,6 +127,10 @@ done
 [[ "$REPEAT" =~ ^[0-9]+$ ]] && [ "$REPEAT" -ge 1 ] && [ "$REPEAT" -le 10000 ] ||
 	die "$VM_EXIT_USAGE" "--repeat '$REPEAT': a number from 1 to 10000"
 case "$MODE" in auto | direct | nested) ;; *) die "$VM_EXIT_USAGE" "--mode '$MODE': auto, direct or nested" ;; esac
+case "$VMM_KIND" in vperf | qemu) ;; *) die "$VM_EXIT_USAGE" "--vmm '$VMM_KIND': vperf or qemu" ;; esac
+[ "$VMM_KIND" = vperf ] || { [ "${#VMM_EXTRA[@]}" = 0 ] && [ -z "$VMM_PREFIX" ]; } ||
+	die "$VM_EXIT_USAGE" "--vmm-arg and --vmm-prefix are vperf-vmm's: not with --vmm qemu"
+[ "$VMM_KIND" = vperf ] || [ "$REPEAT" = 1 ] || die "$VM_EXIT_USAGE" "--repeat is vperf-vmm's: not with --vmm qemu"
 [ "$GUEST_TRACE" = 0 ] || [ -n "$VPERF_BIN" ] ||
 	die "$VM_EXIT_USAGE" "--guest-trace needs --vperf (vperf_guest.ko comes with it)"
 [[ "$RECORD_MAX" =~ ^[0-9]+$ ]] && [ "$RECORD_MAX" -ge 1 ] && [ "$RECORD_MAX" -le 65536 ] ||
@@ -269,7 +281,14 @@ fi
 # Nested, the guest runs under QEMU TCG, where patching kernel text while two CPUs run can hang (see
 # guest/vperf-keys.c): the bundled /init raises the static keys on one CPU and then brings the others online.
 [ "$MODE" != nested ] || [ "$BUNDLED_INIT" = 0 ] || APPEND="$APPEND maxcpus=1"
-VMM="$(build_vmm)"
+[ "$VMM_KIND" = vperf ] || [ "$MODE" = nested ] ||
+	die "$VM_EXIT_USAGE" "--vmm qemu runs nested only for now (--mode nested); here: vperf kvm record -p PID (docs/vperf-kvm.md)"
+if [ "$VMM_KIND" = vperf ]; then
+	VMM="$(build_vmm)"
+else
+	VMM=""
+	[ -z "$RECORD" ] || KVMREC="$(build_kvmrec)"
+fi
 VMM_ARGS=(--kernel "$KERNEL" --initrd "$OUT/initrd" --vcpus "$VCPUS" --mem "$MEM" --append "$APPEND" --no-input
 	"${VMM_EXTRA[@]}")
 # vperf-vmm bounds its recording itself, in every mode (nested, the tmpfs below is as large)
@@ -314,12 +333,83 @@ if [ "$MODE" = direct ]; then
 	exit "$st"
 fi
 
-[ "$QUIET" = 1 ] || say "mode: nested: vperf-vmm in an L1 guest under QEMU TCG with emulated SVM (no vmx/svm here)"
 P="$OUT/payload"
 mkdir -p "$P"
-cp "$VMM" "$P/vperf-vmm"
+if [ "$VMM_KIND" = vperf ]; then
+	[ "$QUIET" = 1 ] || say "mode: nested: vperf-vmm in an L1 guest under QEMU TCG with emulated SVM (no vmx/svm here)"
+	cp "$VMM" "$P/vperf-vmm"
+else
+	[ "$QUIET" = 1 ] || say "mode: nested: Debian's QEMU (-accel kvm, ivshmem-plain) in an L1 guest under QEMU TCG with emulated SVM"
+	QEMU_INTERP="$(stage_qemu "$P/qemu")"
+	[ -z "$RECORD" ] || cp "$KVMREC" "$P/kvm-rec"
+fi
 cp "$KERNEL" "$P/vmlinuz"
 cp "$OUT/initrd" "$P/initrd"
+# l1_stop_watch: the L1 script's watcher of a stop the host asks for: VPERF-STOP in the disk's second sector
+# (vm-run.sh's trap), read past L1's page cache every 0.5 s, stops the VMM ($vmm); its pid in $watch.
+l1_stop_watch() {
+	cat <<-'EOT'
+		( while sleep 0.5; do
+			if dd if=/dev/vda bs=512 skip=1 count=1 iflag=direct 2>/dev/null | grep -q VPERF-STOP; then
+				echo "vm-run: the host asks to stop: stopping the guest"
+				kill -TERM $vmm
+				break
+			fi
+		done ) </dev/null &
+		watch=$!
+		EOT
+}
+
+# l1_qemu: the L1 script's lines that run the guest under Debian's QEMU (--vmm qemu), with the ivshmem-plain
+# channel, and with --record kvm-rec attached to it from outside; they leave the guest's status in $?.  The status
+# comes from the guest's console (VPERF-L2-RESULT), which QEMU also logs to a file.
+l1_qemu() {
+	printf 'Q="/payload/qemu/lib/%s --library-path /payload/qemu/lib /payload/qemu/bin/qemu-system-x86_64"\n' "$QEMU_INTERP"
+	printf 'rm -f /tmp/l2.log /tmp/qemu.pid /tmp/vperf-shm\n'
+	printf 'timeout -s TERM %q $Q -L /payload/qemu/qemu-data -M pc -vga none -accel kvm -cpu host' "$TIMEOUT"
+	printf ' -name vperf-guest,debug-threads=on -smp %q -m %q -display none -no-reboot -nic none' "$VCPUS" "$MEM"
+	printf ' -monitor none -pidfile /tmp/qemu.pid'
+	printf ' -chardev stdio,id=con,logfile=/tmp/l2.log,signal=off -serial chardev:con'
+	printf ' -object memory-backend-file,id=vperf0,share=on,mem-path=/tmp/vperf-shm,size=16M'
+	printf ' -device ivshmem-plain,memdev=vperf0'
+	printf ' -kernel /payload/vmlinuz -initrd /payload/initrd -append %q </dev/null &\n' \
+		"$APPEND console=ttyS0 quiet panic=-1"
+	cat <<-'EOT'
+	tmo=$!
+	n=0
+	while [ ! -s /tmp/qemu.pid ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+	vmm=$(cat /tmp/qemu.pid 2>/dev/null)
+	[ -n "$vmm" ] || { echo "vm-run: QEMU did not start"; kill $tmo 2>/dev/null; wait $tmo; exit 125; }
+	EOT
+	if [ -n "$RECORD" ]; then
+		# attached once every vCPU exists (their descriptors), before the guest's kernel is far
+		printf 'n=0
+while [ "$(ls -l /proc/$vmm/fd 2>/dev/null | grep -c kvm-vcpu)" -lt %d ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+' "$VCPUS"
+		printf '/payload/kvm-rec --pid $vmm --shm /tmp/vperf-shm --out /rec/vmm.vraw --max %q &\nrec=$!\n' "$RECORD_MAX"
+		l1_stop_watch
+	fi
+	cat <<-'EOT'
+	wait $tmo
+	qst=$?
+	EOT
+	[ -z "$RECORD" ] || printf 'wait $rec
+kill $watch 2>/dev/null
+wait $watch 2>/dev/null
+'
+	cat <<-'EOT'
+	st=$(tr -d '\r' </tmp/l2.log | sed -n 's/.*VPERF-L2-RESULT: status=\([0-9][0-9]*\).*/\1/p' | tail -n 1)
+	if [ -z "$st" ] && { [ $qst = 124 ] || [ $qst = 143 ]; }; then
+		echo "vm-run: the guest timed out"
+		st=124
+	elif [ -z "$st" ]; then
+		echo "vm-run: no VPERF-L2-RESULT line from the guest (QEMU exited $qst)"
+		st=126
+	fi
+	(exit $st)
+	EOT
+}
+
 {
 	echo '#!/bin/sh'
 	echo '# written by vm-run.sh: boot the guest with vperf-vmm on L1'"'"'s KVM, return its status'
@@ -348,26 +438,25 @@ cp "$OUT/initrd" "$P/initrd"
 		[ -b /dev/vda ] || { echo "vm-run: no /dev/vda in L1 (the recording's way back)"; exit 125; }
 		EOT
 	fi
+	if [ "$VMM_KIND" = qemu ]; then
+		l1_qemu
+	else
 	printf '%s/payload/vperf-vmm --kernel /payload/vmlinuz --initrd /payload/initrd --vcpus %q --mem %q' "${VMM_PREFIX:+$VMM_PREFIX }" "$VCPUS" "$MEM"
 	printf ' --append %q --no-input --timeout %q' "$APPEND" "$TIMEOUT"
 	for a in "${VMM_EXTRA[@]}"; do printf ' %q' "$a"; done
 	[ -z "$RECORD" ] || printf ' --record /rec/vmm.vraw --record-max %q' "$RECORD_MAX"
-	if [ -z "$RECORD" ]; then
+	fi
+	if [ "$VMM_KIND" = qemu ]; then
+		:	# l1_qemu waited for it
+	elif [ -z "$RECORD" ]; then
 		printf ' </dev/null\n'
 	else
 		# In the background with a watcher: the host asks for a stop by writing VPERF-STOP into the disk's
 		# second sector (vm-run.sh's trap); the watcher reads it past L1's page cache every 0.5 s.
 		printf ' </dev/null &\n'
+		echo 'vmm=$!'
+		l1_stop_watch
 		cat <<-'EOT'
-		vmm=$!
-		( while sleep 0.5; do
-			if dd if=/dev/vda bs=512 skip=1 count=1 iflag=direct 2>/dev/null | grep -q VPERF-STOP; then
-				echo "vm-run: the host asks to stop: stopping the guest"
-				kill -TERM $vmm
-				break
-			fi
-		done ) </dev/null &
-		watch=$!
 		wait $vmm
 		st=$?
 		kill $watch 2>/dev/null

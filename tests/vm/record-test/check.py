@@ -57,6 +57,7 @@
 
 Prints what it found; exit 0 pass, 1 fail, 2 usage or unreadable recording.
 """
+import bisect
 import re
 import subprocess
 import sys
@@ -115,6 +116,21 @@ def conserve(d, threads, total, refused):
     return ok
 
 
+def triples(label, a, b, x, n, exits):
+    """A[i] < x[i] < B[i] for each of the n triples: the markers around the i-th exit."""
+    bad = checked = 0
+    for i in range(n):
+        if i in a and i in b and i < len(x):
+            checked += 1
+            if not a[i] < x[i] < b[i]:
+                bad += 1
+                if bad <= 5:
+                    print(f"{label}: triple {i}: A {a[i]} exit {x[i]} B {b[i]}")
+    print(f"{label}: {checked} triples checked of {n} (A {len(a)}, B {len(b)}, {exits} {len(x)}), "
+          f"violations {bad}")
+    return checked == n and bad == 0
+
+
 def order(d, n, port):
     a, b, x = {}, {}, []
     for ts, name, p, *_ in events(d):
@@ -122,18 +138,62 @@ def order(d, n, port):
             (a if field(p, "name") == "A" else b)[int(field(p, "value"))] = ts
         elif name == "vmm_exit" and field(p, "addr") and int(field(p, "addr"), 16) == port:
             x.append(ts)
-    bad = 0
-    checked = 0
-    for i in range(n):
-        if i in a and i in b and i < len(x):
-            checked += 1
-            if not a[i] < x[i] < b[i]:
-                bad += 1
-                if bad <= 5:
-                    print(f"order: triple {i}: A {a[i]} exit {x[i]} B {b[i]}")
-    print(f"order: {checked} triples checked of {n} (A {len(a)}, B {len(b)}, exits {len(x)}), "
-          f"violations {bad}")
-    return checked == n and bad == 0
+    return triples("order", a, b, x, n, "exits")
+
+
+SVM_EXIT_IOIO = 0x7b	# L1 is always AMD SVM (emulated by TCG): an I/O instruction's exit
+
+
+def order_kvm(d, n, port):
+    """order under a stock VMM: the port write is the host kernel's kvm_exit (SVM IOIO, the port in
+    EXITINFO1 bits 31:16), not a VMM's exit record."""
+    a, b, x = {}, {}, []
+    for ts, name, p, layer, _ in events(d):
+        if name == "marker" and field(p, "name") in ("A", "B"):
+            (a if field(p, "name") == "A" else b)[int(field(p, "value"))] = ts
+        elif name == "kvm_exit" and int(field(p, "exit_reason"), 16) == SVM_EXIT_IOIO and \
+                (int(field(p, "info1"), 16) >> 16) & 0xffff == port:
+            x.append(ts)
+    return triples("order-kvm", a, b, x, n, f"IOIO exits at {port:#x}")
+
+
+def in_guest(d):
+    """Every guest record on vCPU n lies where the host kernel has vCPU n in the guest: after a
+    kvm_entry of it and before the kvm_exit that follows (one clock: guest TSC - offset).  A
+    marker's time is its thread's call, on whichever vCPU ran it, and its ring the vCPU that drained
+    the thread's buffer later: a marker must lie in some vCPU's guest time."""
+    spans, recs = {}, []
+    open_at = {}
+    for ts, name, p, layer, cpu in events(d):
+        if layer == "host_kernel" and name in ("kvm_entry", "kvm_exit"):
+            v = int(field(p, "vcpu_id"))
+            if name == "kvm_entry":
+                open_at[v] = ts
+            elif v in open_at:
+                spans.setdefault(v, []).append((open_at.pop(v), ts))
+        elif layer in ("guest_kernel", "guest_user") and name in ("sched_switch", "marker"):
+            recs.append((ts, cpu, name))
+    bad = checked = 0
+    starts = {v: [s for s, _ in sp] for v, sp in spans.items()}
+
+    def inside(v, ts):
+        i = bisect.bisect_right(starts[v], ts) - 1
+        return i >= 0 and spans[v][i][0] <= ts <= spans[v][i][1]
+
+    kinds = {}
+    for ts, cpu, name in recs:
+        if cpu not in spans:
+            continue
+        checked += 1
+        kinds[name] = kinds.get(name, 0) + 1
+        ok = inside(cpu, ts) if name != "marker" else any(inside(v, ts) for v in spans)
+        if not ok:
+            bad += 1
+            if bad <= 5:
+                print(f"in-guest: a guest {name} at {ts} on vCPU {cpu} is in no guest span")
+    print(f"in-guest: {checked} guest records ({kinds}) checked against "
+          f"{sum(len(v) for v in spans.values())} host entry-exit spans, outside {bad}")
+    return checked > 1000 and bad == 0
 
 
 def prefix(d, threads, least):
@@ -799,6 +859,14 @@ def main():
         return 0 if ok else 1
     if len(sys.argv) == 4 and sys.argv[1] == "steal":
         ok = steal(sys.argv[2], float(sys.argv[3]))
+        print("PASS" if ok else "FAIL")
+        return 0 if ok else 1
+    if len(sys.argv) == 5 and sys.argv[1] == "order-kvm":
+        ok = order_kvm(sys.argv[2], int(sys.argv[3]), int(sys.argv[4], 0))
+        print("PASS" if ok else "FAIL")
+        return 0 if ok else 1
+    if len(sys.argv) == 3 and sys.argv[1] == "in-guest":
+        ok = in_guest(sys.argv[2])
         print("PASS" if ok else "FAIL")
         return 0 if ok else 1
     if len(sys.argv) not in (5, 6) or sys.argv[1] not in ("conserve", "order", "prefix", "sched") or \
