@@ -10,7 +10,10 @@
 #   order     1000 triples (marker A, a port write, marker B) from one thread: the port write is the host kernel's
 #             kvm_exit (SVM IOIO at the port), and in the one clock A < that exit < B every time
 #   sched     8 threads burn CPU on the 2 vCPUs, migrating: the guest's sched_switch records give each its CPU time
-#             within 1%, as under vperf-vmm
+#             within 5% (the issue's bound for this bed). The reference is the guest's own clock and the
+#             records' times are the host TSC; in nested TCG the two rates part by up to a few % (the kmod batch
+#             measures host/guest clock ratios of 0.97..1.00). vperf-vmm's case holds 1%; why this bed's guest
+#             clock parts more (QEMU offers kvm-clock) is not established. Measured worst: 0.76%, 1.73%.
 #   in-guest  every guest sched_switch and marker lies inside a kvm_entry..kvm_exit span of its vCPU on the host
 #             (the clock mapping through KVM's debugfs TSC offsets): 0 outside
 # A failed case's recording is kept in ./vmrecord-failed/qemu-<case> (or $VPERF_RECORD_KEEP/qemu-<case>).
@@ -64,7 +67,7 @@ fi
 verdict raw "$ok" "$detail; vm record status $st" "$DIR"
 read -r _ _ written _ lost _ refused < <(grep -a -m1 '^conserve: written' "$WORK/out" || echo "conserve: written 0 lost 0 flushes 0")
 echo "vm-record-qemu: the writers wrote $written markers, lost $lost, had $refused calls refused and made again"
-for c in "conserve 4 $((100000 - lost)) $refused" "order-kvm 1000 $PORT" "sched 8 1" "in-guest"; do
+for c in "conserve 4 $((100000 - lost)) $refused" "order-kvm 1000 $PORT" "sched 8 5" "in-guest"; do
 	# shellcheck disable=SC2086 # the case and its arguments, split on purpose
 	set -- $c
 	out=$(python3 "$CHECK" "$1" "$DIR" "${@:2}" 2>&1)
