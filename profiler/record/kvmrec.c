@@ -184,7 +184,7 @@ static int offsets(struct rec *r, bool first)
 				 r->vmm.vcpus[i].index, ratio, bits);
 		t.offset = off;
 		t.host_tsc = rdtsc();
-		/* written when it changed: QEMU sets the TSC at its reset, after the vCPUs exist */
+		/* written when it changed (the VMM or the guest wrote IA32_TSC): seen up to 20 ms late */
 		idx = r->vmm.vcpus[i].index;
 		if (r->have_off[idx] && r->last_off[idx] == off)
 			continue;

@@ -135,6 +135,49 @@ static void guest_times_map_through_the_tsc_offset_into_one_order(void **state)
 }
 
 /*
+ * An exact offset that changes during the recording (a VMM's reset, a guest writing IA32_TSC)
+ * holds from its host_tsc on: a record written after the change maps through the new offset,
+ * one before it through the old.  Through the first offset alone B would land after the
+ * second exit.
+ */
+static void a_changed_tsc_offset_maps_the_records_after_it(void **state)
+{
+	struct tdir *t = *state;
+	const int64_t off1 = OFFSET0 + 1000000;
+	struct vperf_rawrec_tsc o0 = { .host_tsc = START_TSC, .offset = OFFSET0, .how = 2 };
+	struct vperf_rawrec_tsc o1 = { .host_tsc = START_TSC + 5000, .offset = off1, .how = 2 };
+	struct vperf_rawrec_exit x[2] = {
+		{ .exit_tsc = START_TSC + 2000, .resume_tsc = START_TSC + 2100, .addr = 0x5650,
+		  .reason = 2, .flags = VPERF_RAWREC_EXIT_WRITE },
+		{ .exit_tsc = START_TSC + 8000, .resume_tsc = START_TSC + 8100, .addr = 0x5650,
+		  .reason = 2, .flags = VPERF_RAWREC_EXIT_WRITE },
+	};
+	unsigned char g[1024];
+	size_t glen = 0;
+	struct vperf_convert_stats st;
+	struct bt_run r;
+	char got[512];
+
+	raw_open(t, 1);
+	chunk(t, VPERF_RAWREC_META, 0, "vmm_pid=1\nnr_vcpus=1\n", 21);
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &o0, sizeof(o0));
+	chunk(t, VPERF_RAWREC_TSC_OFFSET, 0, &o1, sizeof(o1));
+	chunk(t, VPERF_RAWREC_EXITS, 0, x, sizeof(x));
+	mark(g, &glen, "A", 1, START_TSC + 1000 + OFFSET0, 7);	/* host +1000 */
+	mark(g, &glen, "B", 2, START_TSC + 6000 + off1, 7);	/* host +6000, after the change */
+	chunk(t, VPERF_RAWREC_GUEST, 0, g, (uint32_t)glen);
+	raw_close(t, true);
+
+	convert_ok(t, &st);
+	assert_int_equal(st.guest_records, 2);
+	assert_int_equal(st.guest_unmapped, 0);
+	read_clean(t->base, t->trace, &r);
+	names(r.out, got, sizeof(got));
+	assert_string_equal(got, "marker vmm_exit marker vmm_exit ");
+	bt_run_free(&r);
+}
+
+/*
  * Without KVM's offset a vCPU's guest times map through its TRACE_FLUSH samples: the largest
  * guest_tsc - host_tsc of them.  A vCPU with neither keeps its records out and says so.
  */
@@ -454,6 +497,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(guest_times_map_through_the_tsc_offset_into_one_order,
 						tdir_setup, tdir_teardown),
+		cmocka_unit_test_setup_teardown(a_changed_tsc_offset_maps_the_records_after_it, tdir_setup,
+						tdir_teardown),
 		cmocka_unit_test_setup_teardown(without_an_offset_samples_map_and_none_leaves_records_out,
 						tdir_setup, tdir_teardown),
 		cmocka_unit_test_setup_teardown(losses_become_discarded_events, tdir_setup,
