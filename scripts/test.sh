@@ -20,4 +20,18 @@ n=0
 [ ! -f "$reruns" ] || n=$(wc -l <"$reruns")
 echo "test.sh: nested VM batches rerun: $n"
 [ "$n" = 0 ] || sed 's/^/test.sh: rerun: /' "$reruns"
+# What ended each failed batch, last: CI shows a run's first failure and its last lines, and a batch's own
+# report (ctest-batch.sh) sits in between. A guest's panic, oops or fault lines and the runner's verdicts.
+crash='Kernel panic|BUG:|Oops|general protection|RIP: |Call Trace|triple fault|KVM_EXIT_|vperf-vmm: error|nested stack froze|timeout:|ended with status|failed to run'
+failed="$build/Testing/Temporary/LastTestsFailed.log"
+if [ -f "$failed" ]; then
+	for b in $(sed -n 's/^[0-9]*:vm\.batch_//p' "$failed"); do
+		for f in "$build/tests/vm/$b.log.first" "$build/tests/vm/$b.log"; do
+			[ -f "$f" ] || continue
+			echo "test.sh: batch $b failed; $(basename "$f"): its crash lines (at most 12) and last 3 lines:"
+			grep -aE "$crash" "$f" | head -12 | cut -c1-200 | sed 's/^/test.sh:   /'
+			tail -3 "$f" | cut -c1-200 | sed 's/^/test.sh:   ... /'
+		done
+	done
+fi
 exit "$st"
