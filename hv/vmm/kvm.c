@@ -318,6 +318,7 @@ const char *vm__stop_reason_name(enum vm_stop_reason reason)
 		[VM_STOP_TIMEOUT] = "timeout",
 		[VM_STOP_SIGNAL] = "signal",
 		[VM_STOP_ERROR] = "vmm-error",
+		[VM_STOP_FROZEN] = "frozen",
 	};
 
 	if ((unsigned int)reason < ARRAY_SIZE(names) && names[reason])

@@ -112,6 +112,8 @@ static void usage(FILE *f)
 		"exit status:\n"
 		"  N      the status the guest reported with the hypercall VPERF_HC_EXIT (0..255)\n"
 		"  0      the guest powered off (ACPI S5) or rebooted without reporting a status\n"
+		"  %d    a vCPU froze: found twice, 10 s apart, at a RIP where the guest maps\n"
+		"         no code (the L2 freeze of QEMU TCG's emulated SVM: tests/vm/README.md)\n"
 		"  %d    the guest crashed: triple fault, KVM internal error or failed entry, a\n"
 		"         failed guest assertion (VPERF_UCALL_ASSERT), or \"Kernel panic - not\n"
 		"         syncing\" on the console (panic=-1 reboots after it)\n"
@@ -122,7 +124,7 @@ static void usage(FILE *f)
 		"  128+S  stopped by signal S (SIGINT, SIGTERM, SIGHUP), after a clean shutdown\n",
 		VPERF_CPUID_BASE, VPERF_DEFAULT_PORT, VPERF_ABI_VERSION, DEFAULT_CMDLINE,
 		VM_MAX_VCPUS, VM_MIN_MEM_MIB, VM_MAX_MEM_MIB, VM_DEFAULT_MEM_MIB, 1,
-		RECORD_MAX_MAX_MIB, RECORD_DEFAULT_MAX_MIB, allow,
+		RECORD_MAX_MAX_MIB, RECORD_DEFAULT_MAX_MIB, allow, VM_EXIT_FROZEN,
 		VM_EXIT_CRASH,
 		VM_EXIT_TIMEOUT, VM_EXIT_VMM_ERROR);
 }

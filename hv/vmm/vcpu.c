@@ -159,6 +159,7 @@ static int mp_state(struct vcpu *vcpu)
  */
 static void dump_stuck(struct vcpu *vcpu)
 {
+	uint64_t last = atomic_load_explicit(&vcpu->last_exit_ns, memory_order_relaxed);
 	struct kvm_vcpu_events ev;
 	struct kvm_regs r;
 	struct kvm_sregs s;
@@ -186,8 +187,8 @@ static void dump_stuck(struct vcpu *vcpu)
 	pr_err("vcpu%u: %" PRIu64 " KVM_RUNs (%" PRIu64 " EINTR); the last exit to user space, %s, "
 	       "%.3f s before this dump",
 	       vcpu->id, vcpu->stats.runs, vcpu->stats.run_eintr,
-	       vcpu->last_exit_ns ? stats__exit_name(vcpu->last_exit_reason) : "none",
-	       vcpu->last_exit_ns ? (double)(coarse_ns() - vcpu->last_exit_ns) / 1e9 : 0.0);
+	       last ? stats__exit_name(vcpu->last_exit_reason) : "none",
+	       last ? (double)(coarse_ns() - last) / 1e9 : 0.0);
 	chase[0] = '\0';
 	for (p = r.rax, i = 0; i < 6 && n < sizeof(chase) - 24; i++) {
 		if (!read_gva(vcpu, p, &next)) {
@@ -452,12 +453,66 @@ int vcpu__dispatch_exit(struct vcpu *vcpu)
 
 	stats__count_exit(&vcpu->stats, vcpu->run->exit_reason);
 	vcpu->last_exit_reason = vcpu->run->exit_reason;
-	vcpu->last_exit_ns = coarse_ns();
+	atomic_store_explicit(&vcpu->last_exit_ns, coarse_ns(), memory_order_relaxed);
 	ret = handle_exit(vcpu);
 	if (ret < 0)
 		return ret;
 	vmm_pv_vcpu_exit(vcpu);
 	return 0;
+}
+
+/* Whether this CPU runs as a guest itself (CPUID.1:ECX bit 31): vperf-vmm is then a nested VMM. */
+static bool host_is_guest(void)
+{
+	unsigned int a = 1, b, c = 0, d;
+
+	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+	return c & (1u << 31);
+}
+
+/*
+ * vcpu__probe's question, answered on this vCPU's thread (KVM's vCPU ioctls belong to it): where
+ * is the guest?  A RIP with code mapped is a guest that runs, however long it goes without an exit
+ * to us (an idle guest halts in KVM).  The same RIP with nothing mapped on two probes in a row
+ * cannot be: the first fetch there would fault.  Under QEMU TCG's emulated SVM that is the L2
+ * freeze of tests/vm/README.md ("Known failure modes": L1's state stored as the guest's, RIP at
+ * page offset 0x20c); it ends the run now rather than at --timeout.
+ */
+void vcpu__answer_probe(struct vcpu *vcpu)
+{
+	struct kvm_regs r;
+	uint64_t code;
+
+	if (!atomic_exchange(&vcpu->probe, false))
+		return;
+	if (ioctl(vcpu->fd, KVM_GET_REGS, &r) < 0)
+		return;
+	if (read_gva(vcpu, r.rip & ~7ull, &code)) {
+		vcpu->probe_unmapped = 0;
+		return;
+	}
+	if (vcpu->probe_unmapped && vcpu->probe_rip == r.rip) {
+		vcpu->probe_unmapped++;
+	} else {
+		vcpu->probe_rip = r.rip;
+		vcpu->probe_unmapped = 1;
+	}
+	pr_debug("vcpu%u: probe: rip 0x%llx has no code mapped (%u in a row)", vcpu->id, r.rip,
+		 vcpu->probe_unmapped);
+	if (vcpu->probe_unmapped < 2)
+		return;
+	if (host_is_guest())
+		pr_err("vcpu%u: nested stack froze (emulated SVM): L2 vCPU %u stays at rip 0x%llx, "
+		       "where the guest maps no code, on %u probes %d s apart (L1's state stored as "
+		       "the guest's: tests/vm/README.md, \"Known failure modes\"); stopping it",
+		       vcpu->id, vcpu->id, r.rip, vcpu->probe_unmapped, VCPU_PROBE_S);
+	else
+		pr_err("vcpu%u: frozen: the vCPU stays at rip 0x%llx, where the guest maps no code, on "
+		       "%u probes %d s apart: no guest can run there (a fault in the hypervisor "
+		       "below); stopping it",
+		       vcpu->id, r.rip, vcpu->probe_unmapped, VCPU_PROBE_S);
+	dump_stuck(vcpu);
+	vm__request_stop(vcpu->vm, VM_STOP_FROZEN, VM_EXIT_FROZEN);
 }
 
 static void *vcpu_thread(void *arg)
@@ -489,6 +544,7 @@ static void *vcpu_thread(void *arg)
 			if (err == EINTR || err == EAGAIN) {
 				vcpu->stats.run_eintr++;
 				vmm_pv_vcpu_exit(vcpu);	/* an overflow may have signalled */
+				vcpu__answer_probe(vcpu);
 				continue;
 			}
 			if (!atomic_load(&vm->guest_ran)) {
@@ -505,6 +561,8 @@ static void *vcpu_thread(void *arg)
 		recorder__exit_begin(vcpu);
 		if (vcpu__dispatch_exit(vcpu) < 0)
 			break;
+		if (atomic_load_explicit(&vcpu->probe, memory_order_relaxed))
+			vcpu__answer_probe(vcpu);	/* the kick came outside KVM_RUN */
 	}
 	/* Where a guest that timed out was stuck (a hang, a freeze, a lost wakeup) */
 	if (vm->stop_reason == VM_STOP_TIMEOUT)
@@ -532,6 +590,20 @@ void vcpu__kick(struct vcpu *vcpu)
 	 * immediate_exit covers the window before KVM_RUN; the signal interrupts a running KVM_RUN.
 	 */
 	__atomic_store_n(&vcpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	pthread_kill(vcpu->thread, VCPU_KICK_SIGNAL);
+}
+
+void vcpu__probe(struct vcpu *vcpu)
+{
+	const struct timespec *t0 = &vcpu->vm->start_time;
+	uint64_t now = coarse_ns(), last = atomic_load_explicit(&vcpu->last_exit_ns, memory_order_relaxed);
+
+	if (!last)	/* none yet: since the start (a guest may freeze at its first entry) */
+		last = (uint64_t)t0->tv_sec * 1000000000ull + (uint64_t)t0->tv_nsec;
+	if (!vcpu->thread_started || now < last || now - last < (uint64_t)VCPU_PROBE_S * 1000000000ull)
+		return;
+	atomic_store(&vcpu->probe, true);
+	/* no immediate_exit (that is for stopping): a kick outside KVM_RUN waits for the next exit */
 	pthread_kill(vcpu->thread, VCPU_KICK_SIGNAL);
 }
 

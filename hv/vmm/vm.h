@@ -42,6 +42,7 @@
 #define VM_MAX_MEM_REGIONS	2
 
 /* Exit statuses of vperf-vmm (also in --help and README.md). */
+#define VM_EXIT_FROZEN		121	/* a vCPU stopped where the guest maps no code (vcpu__probe) */
 #define VM_EXIT_CRASH		123
 #define VM_EXIT_TIMEOUT		124
 #define VM_EXIT_VMM_ERROR	125
@@ -69,6 +70,7 @@ enum vm_stop_reason {
 	VM_STOP_TIMEOUT,
 	VM_STOP_SIGNAL,
 	VM_STOP_ERROR, /* the VMM failed */
+	VM_STOP_FROZEN, /* a vCPU stopped where nothing is mapped (vcpu__probe) */
 };
 
 struct vm_mem_region {
@@ -88,8 +90,12 @@ struct vcpu {
 	bool thread_started;
 	int stats_fd;			/* KVM_GET_STATS_FD, opened by the vperf device, or -1 */
 	struct vcpu_stats stats;	/* written by this vCPU's thread only */
-	uint64_t last_exit_ns;		/* CLOCK_MONOTONIC_COARSE of the last exit KVM_RUN returned, 0: none */
+	/* CLOCK_MONOTONIC_COARSE of the last exit KVM_RUN returned, 0: none (read by vcpu__probe) */
+	_Atomic uint64_t last_exit_ns;
 	uint32_t last_exit_reason;	/* and its reason (a timed-out guest's dump says them) */
+	_Atomic bool probe;		/* vcpu__probe asks the thread where its guest is */
+	uint64_t probe_rip;		/* the RIP of the last probe that found no code mapped */
+	unsigned int probe_unmapped;	/* how many probes in a row found the vCPU there */
 	_Atomic int tid;		/* the vCPU thread's tid, once it runs (0 before) */
 };
 
@@ -171,6 +177,16 @@ int vcpu__start(struct vcpu *vcpu) __must_check;
 int vcpu__dispatch_exit(struct vcpu *vcpu);
 /* Make the vCPU leave KVM_RUN and see vm->stopping (safe from any thread). */
 void vcpu__kick(struct vcpu *vcpu);
+/*
+ * The main thread's periodic check (every VCPU_PROBE_S): a vCPU whose KVM_RUN has not returned an
+ * exit for VCPU_PROBE_S is interrupted and reads its own registers; one found twice in a row at
+ * the same RIP with no code mapped there cannot be running the guest (a real CPU would fault),
+ * and stops the VM with VM_EXIT_FROZEN, its registers dumped.
+ */
+#define VCPU_PROBE_S 10
+void vcpu__probe(struct vcpu *vcpu);
+/* On the vCPU's thread: answer a pending probe (a no-op without one). */
+void vcpu__answer_probe(struct vcpu *vcpu);
 void vcpu__join(struct vcpu *vcpu);
 /* Install the kick signal's handler (once per process, before any vCPU thread starts). */
 int vcpu__setup_signals(void) __must_check;

@@ -173,6 +173,7 @@ static double ts_s(const struct timespec *ts)
 static void wait_for_stop(struct vm *vm, int sigfd, unsigned int timeout_s)
 {
 	double start = now_s(), deadline = timeout_s ? start + timeout_s : 0;
+	double next_probe = start + VCPU_PROBE_S;
 	bool warned = false;
 	struct pollfd pfd[2] = {
 		{ .fd = vm->stop_fd, .events = POLLIN },
@@ -191,6 +192,13 @@ static void wait_for_stop(struct vm *vm, int sigfd, unsigned int timeout_s)
 				break;
 			}
 			wait = deadline - t;
+		}
+		if (t >= next_probe) {
+			unsigned int i;
+
+			for (i = 0; i < vm->nr_vcpus; i++)
+				vcpu__probe(&vm->vcpus[i]);
+			next_probe = t + VCPU_PROBE_S;
 		}
 		if (!warned && !atomic_load(&vm->guest_ran) && t - start > SILENT_WARN_S) {
 			pr_warn("no exit from the guest in %d s: a KVM that cannot run normal "
@@ -312,6 +320,8 @@ int vmm__exit_status(struct vm *vm)
 		return VM_EXIT_CRASH;
 	case VM_STOP_TIMEOUT:
 		return VM_EXIT_TIMEOUT;
+	case VM_STOP_FROZEN:
+		return VM_EXIT_FROZEN;
 	case VM_STOP_SIGNAL:
 		return 128 + vm->stop_signal;
 	case VM_STOP_ERROR:

@@ -40,6 +40,7 @@
 #include "serial.h"
 #include "stats.h"
 #include "vm.h"
+#include "vmm.h"
 
 /*
  * ---- a VM without KVM: two RAM regions around the PCI hole, one vCPU with a kvm_run of its own
@@ -1206,6 +1207,14 @@ static void vmm_stats(void **state)
  * (KVM_GET_TSC_KHZ on its fd, -1 here).  Everything else goes to the real ioctl (-Wl,--wrap=ioctl).
  */
 int __real_ioctl(int fd, unsigned long req, ...);
+static uint64_t probe_rip;	/* KVM_GET_REGS of the fake vCPU (fd -1) */
+static bool probe_mapped;	/* KVM_TRANSLATE's answer for it */
+
+static void answer_probe_cb(void *v)
+{
+	vcpu__answer_probe(v);
+}
+
 int __wrap_ioctl(int fd, unsigned long req, ...);
 int __wrap_ioctl(int fd, unsigned long req, ...)
 {
@@ -1217,7 +1226,60 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	va_end(ap);
 	if (fd == -1 && req == KVM_GET_TSC_KHZ)
 		return 2000000;
+	if (fd == -1 && req == KVM_GET_REGS) {	/* vcpu__answer_probe's registers */
+		memset(arg, 0, sizeof(struct kvm_regs));
+		((struct kvm_regs *)arg)->rip = probe_rip;
+		return 0;
+	}
+	if (fd == -1 && req == KVM_TRANSLATE) {	/* and whether code is mapped there */
+		struct kvm_translation *tr = arg;
+
+		tr->valid = probe_mapped;
+		tr->physical_address = 0x1000 + (tr->linear_address & 0xfff);
+		return 0;
+	}
 	return __real_ioctl(fd, req, arg);
+}
+
+/*
+ * A vCPU found twice in a row at the same RIP with no code mapped stops the VM as frozen (121);
+ * once is not enough (a probe between a page's unmapping and the fault it takes), a mapped RIP
+ * or another RIP starts the count again, and a vCPU nobody probed is left alone.
+ */
+static void vmm_probe_stops_a_vcpu_stuck_where_nothing_is_mapped(void **state)
+{
+	struct fake *f = fake_new();
+	struct vcpu *v = &f->vm.vcpus[0];
+	char err[4096];
+	int i;
+
+	(void)state;
+	probe_rip = 0xffffffffc068620cull;
+	probe_mapped = false;
+	vcpu__answer_probe(v);	/* not asked */
+	assert_int_equal(v->probe_unmapped, 0);
+	for (i = 0; i < 3; i++) {	/* unmapped, mapped, unmapped: never two in a row */
+		probe_mapped = i == 1;
+		atomic_store(&v->probe, true);
+		vcpu__answer_probe(v);
+		assert_false(atomic_load(&v->probe));
+		assert_int_equal(f->vm.stop_reason, VM_STOP_NONE);
+	}
+	probe_rip += 0x40;	/* unmapped again, at another RIP: a guest that moves */
+	atomic_store(&v->probe, true);
+	vcpu__answer_probe(v);
+	assert_int_equal(f->vm.stop_reason, VM_STOP_NONE);
+	assert_int_equal(v->probe_unmapped, 1);
+	atomic_store(&v->probe, true);	/* and there once more: frozen */
+	vmm_log_set_level(VMM_LOG_ERR);
+	capture_stderr(answer_probe_cb, v, err, sizeof(err));
+	vmm_log_set_level(VMM_LOG_NONE);
+	assert_int_equal(f->vm.stop_reason, VM_STOP_FROZEN);
+	assert_int_equal(f->vm.stop_status, VM_EXIT_FROZEN);
+	assert_int_equal(vmm__exit_status(&f->vm), 121);
+	assert_non_null(strstr(err, "0xffffffffc068624c"));
+	assert_non_null(strstr(err, "where the guest maps no code"));
+	fake_delete(f);
 }
 
 struct rec_dir {
@@ -1457,6 +1519,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(vmm_dispatch_exits),
 		cmocka_unit_test(vmm_platform_ports),
 		cmocka_unit_test(vmm_stats),
+		cmocka_unit_test(vmm_probe_stops_a_vcpu_stuck_where_nothing_is_mapped),
 		cmocka_unit_test(vmm_console_filter_escapes_controls_and_keeps_text),
 		cmocka_unit_test(vmm_console_filter_rate_leaves_a_flood_out_and_says_so),
 		cmocka_unit_test(vmm_record_one_clock_sample_per_drain),
