@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -576,6 +577,16 @@ static int cmd_vm_record(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &sa, &old_sa[i]);
+	/*
+	 * No guest outlives whatever started us (a script, a harness, ctest killed at its timeout):
+	 * our parent's death is a SIGTERM, which stops the guest and still converts the recording.
+	 */
+	{
+		pid_t parent = getppid();
+
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() != parent)
+			raise(SIGTERM);	/* it died before we asked */
+	}
 	pid = fork();
 	if (pid < 0) {
 		ret = cli_error("vm record", "fork: %s", strerror(errno));

@@ -26,7 +26,7 @@ crash='Kernel panic|BUG:|Oops|general protection|RIP: |Call Trace|triple fault|K
 failed="$build/Testing/Temporary/LastTestsFailed.log"
 if [ -f "$failed" ]; then
 	for b in $(sed -n 's/^[0-9]*:vm\.batch_//p' "$failed"); do
-		for f in "$build/tests/vm/$b.log.first" "$build/tests/vm/$b.log"; do
+		for f in "$build/tests/vm/$b.log.first" "$build/tests/vm/$b.log.run2" "$build/tests/vm/$b.log"; do
 			[ -f "$f" ] || continue
 			echo "test.sh: batch $b failed; $(basename "$f"): its crash lines (at most 12) and last 3 lines:"
 			grep -aE "$crash" "$f" | head -12 | cut -c1-200 | sed 's/^/test.sh:   /'
