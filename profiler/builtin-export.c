@@ -8,6 +8,7 @@
  * reached it.  FILE is written beside itself and renamed into place (util/outfile.c), so that a
  * failed export leaves no half file.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,15 +19,18 @@
 #include "util/recdir.h"
 #ifdef VPERF_HAVE_REPORT
 #include "export.h"
+#include "report.h"
 #endif
 
 struct export_opts {
 	const char *dir, *to, *output, *event;
+	bool exits;
 };
 
 
 static const char *const export_synopsis[] = {
 	"vperf export [-i <dir>] --to folded|flame|pprof|chrome -o <file> [-e <event>]",
+	"vperf export [-i <dir>] --to folded|flame|pprof --exits -o <file>",
 	"vperf export [-i <dir>] --to ctf -o <dir>",
 	NULL,
 };
@@ -46,6 +50,10 @@ static const struct cli_option export_options[] = {
 		    "empty directory)"),
 	CLI_OPT_STR(T, 'e', "event", "event", event, "which sampled event (default: the "
 		    "recording's first; chrome: all)"),
+	CLI_OPT_FLAG(T, 0, "exits", exits, "folded, flame, pprof: the VM exits' cost instead of "
+		     "samples (a VM recording with the host's kvm_exit events): stacks of guest "
+		     "thread, the guest function at the exit's RIP, the exit reason; values in ns "
+		     "(docs/states.md, \"Exits\")"),
 	CLI_OPT_HELP(),
 };
 #undef T
@@ -82,6 +90,12 @@ static int parse_opts(struct export_opts *o, int argc, char **argv)
 				       "chrome or ctf");
 	if (!o->output || !*o->output)
 		return cli_usage_error(&export_usage, "-o FILE is missing (- for stdout)");
+	if (o->exits && o->event)
+		return cli_usage_error(&export_usage, "--exits or -e, not both (--exits exports the "
+				       "exits' cost)");
+	if (o->exits && strcmp(o->to, "folded") && strcmp(o->to, "flame") && strcmp(o->to, "pprof"))
+		return cli_usage_error(&export_usage, "--exits goes with --to folded, flame or pprof, "
+				       "not %s", o->to);
 	return -1;
 }
 
@@ -112,6 +126,25 @@ static int export_dir(const char *cmd, const struct export_opts *o,
 	if (err)
 		return cli_error(cmd, "writing %s: %s", o->output, why);
 	return 0;
+}
+
+/* --exits: the recording's exits as samples of their cost (report/exits.h); 0 or the status. */
+static int exit_samples(const char *cmd, struct vperf_report *r, const char *dir, int *event)
+{
+	struct vperf_report_analysis a;
+	int err = vperf_report__analyse(r, VPERF_ANALYSE_EXITS, &a);
+
+	if (err == -ENOENT || (!err && !a.host_events)) {
+		if (!err)
+			vperf_report_analysis__exit(&a);
+		return cli_error(cmd, "--exits: %s has no host kvm_exit events of its vCPU threads: "
+				 "record the VM with `vperf vm record` (without --no-host-events) or "
+				 "`vperf kvm record` (docs/states.md, \"Exits\")", dir);
+	}
+	if (!err)
+		err = vperf_report__add_exit_samples(r, &a, event);
+	vperf_report_analysis__exit(&a);
+	return err ? cli_error(cmd, "%s: out of memory", dir) : 0;
 }
 
 /* The export o asks for; errors are command cmd's (export, or report for --flame). */
@@ -148,6 +181,10 @@ static int export(const char *cmd, const struct export_opts *o)
 					   r->event_list ? r->event_list : "");
 			goto out_file;
 		}
+	} else if (o->exits) {
+		status = exit_samples(cmd, r, o->dir, &event);
+		if (status)
+			goto out_file;
 	} else if (!r->nr_events && !fmt->timeline) {
 		status = cli_error(cmd, "%s has no samples", o->dir);
 		goto out_file;
@@ -161,9 +198,10 @@ out_file:
 }
 
 int export_recording(const char *cmd, const char *dir, const char *to, const char *output,
-		     const char *event)
+		     const char *event, bool exits)
 {
-	struct export_opts o = { .dir = dir, .to = to, .output = output, .event = event };
+	struct export_opts o = { .dir = dir, .to = to, .output = output, .event = event,
+				 .exits = exits };
 
 	return export(cmd, &o);
 }

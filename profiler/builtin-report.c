@@ -3,6 +3,7 @@
  * vperf report [-i DIR] [--sort keys] [-g caller|callee] [--stdio | -x SEP | -j]
  * vperf report --header [-i DIR]
  * vperf report --states [-i DIR] [--tid T] [--vcpu N] [--stdio | -x SEP | -j]
+ * vperf report --exits [-i DIR] [--sort keys] [--tid T] [--vcpu N] [--stdio | -x SEP | -j]
  * vperf report --flame -o FILE.svg [-i DIR]
  *
  * Which code is hot in a recording (docs/report.md): its samples grouped by the --sort keys,
@@ -10,6 +11,7 @@
  * report --stdio prints them; CSV with -x, JSON with -j; with -g, each row's callchains.
  * --header says what the recording holds, from its metadata alone (profiler/record/header.c).
  * --states says where each guest thread's and vCPU's wall time went (docs/states.md).
+ * --exits says which guest threads and code the VM exits came from and what they cost.
  * --flame draws the first sampled event's stacks as a flame graph (vperf export --to flame).
  * The reading and grouping are profiler/report/'s; this file parses and prints.
  */
@@ -43,6 +45,8 @@ static const char *const report_synopsis[] = {
 	"vperf report [-i <dir>] [--sort key[,key...]] [-g caller|callee] [--stdio|-x <sep>|-j]",
 	"vperf report --header [-i <dir>]",
 	"vperf report --states [-i <dir>] [--tid <tid>] [--vcpu <n>] [--stdio|-x <sep>|-j]",
+	"vperf report --exits [-i <dir>] [--sort key[,key...]] [--tid <tid>] [--vcpu <n>] "
+	"[--stdio|-x <sep>|-j]",
 	"vperf report --flame -o <file.svg> [-i <dir>]",
 	NULL,
 };
@@ -52,7 +56,7 @@ enum format { FMT_STDIO, FMT_CSV, FMT_JSON };
 struct report_opts {
 	const char *dir, *sort, *sep, *output, *guest_root;
 	enum format fmt;
-	bool header, graph, caller, states, flame;
+	bool header, graph, caller, states, exits, flame;
 	long tid, vcpu;			/* -1: all */
 };
 
@@ -68,7 +72,9 @@ static int root_arg(void *member, const char *arg, char *why, size_t len);
 static const struct cli_option report_options[] = {
 	CLI_OPT_STR(T, 'i', "input", "dir", dir, "the recording (default " RECDIR_DEFAULT ")"),
 	CLI_OPT_STR(T, 's', "sort", "keys", sort, "group samples by these, comma-separated: "
-		    "symbol, dso, thread (or tid), pid, comm, layer (default " DEFAULT_SORT ")"),
+		    "symbol, dso, thread (or tid), pid, comm, layer (default " DEFAULT_SORT "); "
+		    "with --exits: thread (or tid), comm, symbol, dso, reason, vcpu (default "
+		    "thread,symbol,reason)"),
 	CLI_OPT_CB(T, 'g', "call-graph", "order", graph_arg, "print each row's callchains, caller "
 		   "(root first) or callee (the sampled function first); the recording needs "
 		   "`vperf record -g`"),
@@ -83,11 +89,18 @@ static const struct cli_option report_options[] = {
 		     "thread's wall time went (running, in a VM exit, preempted on the host, "
 		     "runnable, waiting for a timer, a device or a thread) and each vCPU's "
 		     "(docs/states.md)"),
+	CLI_OPT_FLAG(T, 0, "exits", exits, "a VM recording with the host's kvm_exit events (`vperf "
+		     "vm record`, `vperf kvm record`): every VM exit by the guest thread on its "
+		     "vCPU, the guest function at its RIP and its reason, with count, cost (exit to "
+		     "next entry: in KVM, the VMM, preempted, asleep), mean, p99 and share of the "
+		     "thread's wall time (docs/states.md, \"Exits\")"),
 	CLI_OPT_FN(T, 0, "tid", "tid", tid, tid_arg, "--states: only this guest thread, with its "
-		   "longest waits and the chain of wakeups behind each"),
-	CLI_OPT_FN(T, 0, "vcpu", "n", vcpu, vcpu_arg, "--states: only vCPU n's table"),
+		   "longest waits and the chain of wakeups behind each; --exits: its exits only"),
+	CLI_OPT_FN(T, 0, "vcpu", "n", vcpu, vcpu_arg, "--states: only vCPU n's table; --exits: "
+		   "its exits only"),
 	CLI_OPT_FLAG(T, 0, "flame", flame, "draw the first sampled event's stacks as a flame graph, "
-		     "one self-contained SVG (as `vperf export --to flame`); needs -o"),
+		     "one self-contained SVG (as `vperf export --to flame`), or with --exits the "
+		     "exits' cost (guest thread, function, reason); needs -o"),
 	CLI_OPT_STR(T, 'o', "output", "file", output, "--flame: the SVG to write (- for stdout)"),
 	CLI_OPT_FN(T, 0, "guest-root", "dir", guest_root, root_arg, "a `vperf vm record` "
 		   "recording: find the guest's files under dir (a copy of its file system) "
@@ -192,7 +205,7 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof(*o));
 	o->dir = RECDIR_DEFAULT;
-	o->sort = DEFAULT_SORT;
+	o->sort = NULL;			/* DEFAULT_SORT, or VPERF_EXIT_DEFAULT_SORT with --exits */
 	o->tid = o->vcpu = -1;
 	status = cli_parse(&report_usage, argc, argv, o, NULL, &first);
 	if (status >= 0)
@@ -205,21 +218,24 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		return cli_usage_error(&report_usage, "-i needs a directory, not an empty name");
 	if (o->graph && o->fmt == FMT_CSV)
 		status = cli_usage_error(&report_usage, "-g prints with --stdio or -j, not -x");
-	else if ((o->tid >= 0 || o->vcpu >= 0) && !o->states)
-		status = cli_usage_error(&report_usage, "--tid and --vcpu go with --states");
-	else if (o->tid >= 0 && o->vcpu >= 0)
-		status = cli_usage_error(&report_usage, "--tid or --vcpu, not both");
-	else if (o->states && (o->graph || o->header || strcmp(o->sort, DEFAULT_SORT)))
-		status = cli_usage_error(&report_usage, "--states takes neither -g, --sort nor "
-					 "--header");
+	else if ((o->tid >= 0 || o->vcpu >= 0) && !o->states && !o->exits)
+		status = cli_usage_error(&report_usage, "--tid and --vcpu go with --states or "
+					 "--exits");
+	else if (o->tid >= 0 && o->vcpu >= 0 && o->states)
+		status = cli_usage_error(&report_usage, "--states: --tid or --vcpu, not both");
+	else if (o->states && (o->graph || o->header || o->sort || o->exits))
+		status = cli_usage_error(&report_usage, "--states takes neither -g, --sort, "
+					 "--exits nor --header");
+	else if (o->exits && (o->graph || o->header))
+		status = cli_usage_error(&report_usage, "--exits takes neither -g nor --header");
 	else if (o->output && !o->flame)
 		status = cli_usage_error(&report_usage, "-o goes with --flame (the tables are "
 					 "printed)");
 	else if (o->flame && (!o->output || !*o->output))
 		status = cli_usage_error(&report_usage, "--flame needs -o FILE.svg (- for stdout)");
 	else if (o->flame && (o->states || o->header || o->graph || o->fmt != FMT_STDIO ||
-			      strcmp(o->sort, DEFAULT_SORT)))
-		status = cli_usage_error(&report_usage, "--flame takes only -i and -o");
+			      o->sort || o->tid >= 0 || o->vcpu >= 0))
+		status = cli_usage_error(&report_usage, "--flame takes only -i and -o (and --exits)");
 	return status;
 }
 
@@ -459,14 +475,15 @@ static bool has_guest_kernel_samples(const struct vperf_report *r)
 
 static int report(const struct report_opts *o)
 {
+	const char *sort = o->sort ? o->sort : DEFAULT_SORT;
 	enum vperf_report_key keys[16];
 	struct vperf_report *r;
 	size_t nr_keys;
 	char why[512];
 	int err, status = 0;
 
-	if (vperf_report_keys_parse(o->sort, keys, 16, &nr_keys, why, sizeof(why)))
-		return cli_usage_error(&report_usage, "--sort %s: %s", o->sort, why);
+	if (vperf_report_keys_parse(sort, keys, 16, &nr_keys, why, sizeof(why)))
+		return cli_usage_error(&report_usage, "--sort %s: %s", sort, why);
 	err = vperf_report__open(o->dir, &r, why, sizeof(why));
 	if (err)
 		return cli_error("report", "%s: %s", o->dir, why);
@@ -534,8 +551,8 @@ static int report(const struct report_opts *o)
 
 static int report_flame(const struct report_opts *o)
 {
-	/* the first sampled event's, as `vperf export --to flame` without -e */
-	return export_recording("report", o->dir, "flame", o->output, NULL);
+	/* the first sampled event's, as `vperf export --to flame` without -e; or the exits' */
+	return export_recording("report", o->dir, "flame", o->output, NULL, o->exits);
 }
 
 /* ---- --states ---------------------------------------------------------- */
@@ -834,6 +851,180 @@ out:
 	vperf_report__delete(r);
 	return status;
 }
+/* ---- --exits ----------------------------------------------------------- */
+
+static bool exit_shown(const struct report_opts *o, const struct vperf_report *r,
+		       const struct vperf_report_exit *x)
+{
+	if (o->vcpu >= 0 && x->vcpu != (uint32_t)o->vcpu)
+		return false;
+	return o->tid < 0 || (x->thread >= 0 && r->threads[x->thread].tid == (uint32_t)o->tid);
+}
+
+static void print_exits_stdio(const struct vperf_exit_table *t, FILE *out)
+{
+	static const char *const head[VPERF_EXIT_NR_KEYS] = {
+		"Thread", "Comm", "Symbol", "Shared Object", "Reason", "vCPU",
+	};
+	int width[VPERF_EXIT_NR_KEYS] = { 0 };
+
+	for (size_t k = 0; k < t->nr_keys; k++) {
+		width[k] = (int)strlen(head[t->keys[k]]);
+		for (size_t i = 0; i < t->nr_rows; i++) {
+			int w = (int)strlen(t->rows[i].key[k]);
+
+			if (w > width[k])
+				width[k] = w > 40 ? 40 : w;
+		}
+	}
+	fprintf(out, "# %8s  %11s  %10s  %10s  %10s  %10s  %10s  %10s  %7s", "Count", "Cost (ms)",
+		"Mean (us)", "P99 (us)", "KVM (ms)", "VMM (ms)", "Preempt", "Sleep", "Thread%");
+	for (size_t k = 0; k < t->nr_keys; k++)
+		fprintf(out, "  %-*s", k + 1 < t->nr_keys ? width[k] : 0, head[t->keys[k]]);
+	fputc('\n', out);
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		const struct vperf_exit_row *w = &t->rows[i];
+		char share[16] = "-";
+
+		if (w->share >= 0)
+			snprintf(share, sizeof(share), "%.2f%%", 100.0 * w->share);
+		fprintf(out, "  %8" PRIu64 "  %11.3f  %10.2f  %10.2f  %10.3f  %10.3f  %10.3f  "
+			"%10.3f  %7s", w->count, (double)w->ns / 1e6,
+			(double)w->ns / 1e3 / (double)w->count, (double)w->p99_ns / 1e3,
+			(double)w->kvm_ns / 1e6, (double)w->vmm_ns / 1e6,
+			(double)w->preempted_ns / 1e6, (double)w->sleep_ns / 1e6, share);
+		for (size_t k = 0; k < t->nr_keys; k++) {
+			fputs("  ", out);
+			esc_text(out, w->key[k]);
+			for (int n = (int)strlen(w->key[k]); k + 1 < t->nr_keys && n < width[k]; n++)
+				fputc(' ', out);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void print_exits_csv(const struct vperf_exit_table *t, const char *sep, FILE *out)
+{
+	for (size_t k = 0; k < t->nr_keys; k++)
+		fprintf(out, "%s%s", vperf_exit_key_names[t->keys[k]], sep);
+	fprintf(out, "count%sns%smean_ns%sp99_ns%smax_ns%skvm_ns%svmm_ns%spreempted_ns%ssleep_ns%s"
+		"thread_share\n", sep, sep, sep, sep, sep, sep, sep, sep, sep);
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		const struct vperf_exit_row *w = &t->rows[i];
+
+		for (size_t k = 0; k < t->nr_keys; k++) {
+			csv_field(w->key[k], sep, out);
+			fputs(sep, out);
+		}
+		fprintf(out, "%" PRIu64 "%s%" PRIu64 "%s%.1f%s%" PRIu64 "%s%" PRIu64 "%s%" PRIu64
+			"%s%" PRIu64 "%s%" PRIu64 "%s%" PRIu64 "%s", w->count, sep, w->ns, sep,
+			(double)w->ns / (double)w->count, sep, w->p99_ns, sep, w->max_ns, sep,
+			w->kvm_ns, sep, w->vmm_ns, sep, w->preempted_ns, sep, w->sleep_ns, sep);
+		if (w->share >= 0)
+			fprintf(out, "%.6f", w->share);
+		fputc('\n', out);
+	}
+}
+
+static void print_exits_json(const struct report_opts *o, const struct vperf_report_analysis *a,
+			     const struct vperf_exit_table *t, FILE *out)
+{
+	fprintf(out, "{\"recording\":");
+	esc_json(out, o->dir);
+	fprintf(out, ",\"exit_codes\":\"%s\",\"exits\":%" PRIu64 ",\"ns\":%" PRIu64
+		",\"without_thread\":%" PRIu64 ",\"rows\":[", a->svm ? "svm" : "vmx", t->count,
+		t->ns, t->no_thread);
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		const struct vperf_exit_row *w = &t->rows[i];
+
+		fputs(i ? ",{" : "{", out);
+		for (size_t k = 0; k < t->nr_keys; k++) {
+			esc_json(out, vperf_exit_key_names[t->keys[k]]);
+			fputc(':', out);
+			esc_json(out, w->key[k]);
+			fputc(',', out);
+		}
+		fprintf(out, "\"count\":%" PRIu64 ",\"ns\":%" PRIu64 ",\"mean_ns\":%.1f,\"p99_ns\":%"
+			PRIu64 ",\"max_ns\":%" PRIu64 ",\"kvm_ns\":%" PRIu64 ",\"vmm_ns\":%" PRIu64
+			",\"preempted_ns\":%" PRIu64 ",\"sleep_ns\":%" PRIu64 ",\"thread_share\":",
+			w->count, w->ns, (double)w->ns / (double)w->count, w->p99_ns, w->max_ns,
+			w->kvm_ns, w->vmm_ns, w->preempted_ns, w->sleep_ns);
+		if (w->share >= 0)
+			fprintf(out, "%.6f}", w->share);
+		else
+			fputs("null}", out);
+	}
+	fputs("]}\n", out);
+}
+
+static int report_exits(const struct report_opts *o)
+{
+	const char *sort = o->sort ? o->sort : VPERF_EXIT_DEFAULT_SORT;
+	enum vperf_exit_key keys[VPERF_EXIT_NR_KEYS];
+	struct vperf_report_analysis a;
+	struct vperf_exit_table t;
+	struct vperf_report *r;
+	size_t nr_keys, kept = 0;
+	char why[512];
+	int err, status = 0;
+
+	if (vperf_exit_keys_parse(sort, keys, VPERF_EXIT_NR_KEYS, &nr_keys, why, sizeof(why)))
+		return cli_usage_error(&report_usage, "--sort %s: %s", sort, why);
+	err = vperf_report__open(o->dir, &r, why, sizeof(why));
+	if (err)
+		return cli_error("report", "%s: %s", o->dir, why);
+	err = vperf_report__analyse(r, VPERF_ANALYSE_EXITS, &a);
+	if (err == -ENOENT || (!err && !a.host_events)) {
+		status = cli_error("report", "--exits: %s has no host kvm_exit events of its vCPU "
+				   "threads: record the VM with `vperf vm record` (without "
+				   "--no-host-events) or `vperf kvm record` (docs/states.md, "
+				   "\"Exits\")", o->dir);
+		if (!err)
+			vperf_report_analysis__exit(&a);
+		goto out;
+	}
+	if (err) {
+		status = cli_error("report", "%s: out of memory", o->dir);
+		goto out;
+	}
+	for (size_t i = 0; i < a.nr_exits; i++)	/* --tid, --vcpu: keep theirs only */
+		if (exit_shown(o, r, &a.exits[i]))
+			a.exits[kept++] = a.exits[i];
+	a.nr_exits = kept;
+	if (!kept && (o->tid >= 0 || o->vcpu >= 0)) {
+		status = cli_error("report", "--exits: no exit in %s %s", o->dir,
+				   o->tid >= 0 ? "while that guest thread ran" : "of that vCPU");
+		goto done;
+	}
+	if (vperf_exit_table__build(r, &a, keys, nr_keys, &t)) {
+		status = cli_error("report", "%s: out of memory", o->dir);
+		goto done;
+	}
+	if (o->fmt == FMT_STDIO) {
+		fputs("# vperf report --exits of ", stdout);
+		esc_text(stdout, o->dir);
+		printf(": each VM exit, by the guest thread on its vCPU, the guest code at its RIP "
+		       "and its reason (%s exit codes)\n# cost: from the exit to the vCPU's next "
+		       "entry, in KVM, in the VMM, preempted and asleep on the host (ms); Thread%%: "
+		       "of the thread's wall time (docs/states.md, \"Exits\")\n# %" PRIu64
+		       " exits, %.3f ms", a.svm ? "AMD SVM" : "Intel VMX", t.count, (double)t.ns / 1e6);
+		if (t.no_thread)
+			printf("; %" PRIu64 " before any guest thread was seen on their vCPU "
+			       "(thread -)", t.no_thread);
+		printf("\n#\n");
+		print_exits_stdio(&t, stdout);
+	} else if (o->fmt == FMT_CSV) {
+		print_exits_csv(&t, o->sep, stdout);
+	} else {
+		print_exits_json(o, &a, &t, stdout);
+	}
+	vperf_exit_table__exit(&t);
+done:
+	vperf_report_analysis__exit(&a);
+out:
+	vperf_report__delete(r);
+	return status;
+}
 #endif /* VPERF_HAVE_REPORT */
 
 int cmd_report(int argc, char **argv)
@@ -848,6 +1039,8 @@ int cmd_report(int argc, char **argv)
 #ifdef VPERF_HAVE_REPORT
 	if (o.states)
 		return report_states(&o);
+	if (o.exits && !o.flame)
+		return report_exits(&o);
 	if (o.flame)
 		return report_flame(&o);
 	return report(&o);

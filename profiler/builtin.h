@@ -6,6 +6,7 @@
 #ifndef VPERF_CLI_BUILTIN_H
 #define VPERF_CLI_BUILTIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -31,7 +32,7 @@ int cmd_export(int argc, char **argv);
  * formats (`vperf report --flame`): the exit status; errors are said as cmd's.
  */
 int export_recording(const char *cmd, const char *dir, const char *to, const char *output,
-		     const char *event);
+		     const char *event, bool exits);
 int cmd_timeline(int argc, char **argv);
 
 /* The dispatch table of vperf.c, for `vperf help`. */

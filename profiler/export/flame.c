@@ -140,6 +140,7 @@ struct draw {
 	const struct tree *t;
 	double scale;		/* px per sample */
 	double height;
+	const char *unit;	/* of a node's count: samples, or ns of a cost event's */
 };
 
 static void put_node(const struct draw *d, size_t i, double x, unsigned int depth)
@@ -153,7 +154,7 @@ static void put_node(const struct draw *d, size_t i, double x, unsigned int dept
 	fill_of(n, fill, sizeof(fill));
 	fputs("<g><title>", d->out);
 	esc_xml(d->out, n->name, SIZE_MAX);
-	fprintf(d->out, " (%" PRIu64 " samples, %.2f%%)</title>", n->count,
+	fprintf(d->out, " (%" PRIu64 " %s, %.2f%%)</title>", n->count, d->unit,
 		100.0 * (double)n->count / (double)d->t->n[0].count);
 	fprintf(d->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
 		"rx=\"2\"/>", x, y, w, FRAME_H - 1, fill);
@@ -175,7 +176,9 @@ int vperf_export_flame(struct vperf_report *r, int event, FILE *out, char *why, 
 	const unsigned int width = VPERF_FLAME_WIDTH;
 	struct vperf_report_hist h;
 	struct tree t = { 0 };
-	struct draw d = { .out = out, .t = &t };
+	/* a cost event's samples (report --exits) weigh their period: the width is time */
+	bool cost = event >= 0 && event < 64 && (r->cost_events >> event & 1);
+	struct draw d = { .out = out, .t = &t, .unit = cost ? "ns" : "samples" };
 	int err = vperf_report_hist__build(r, event, keys, 1, true, &h);
 
 	if (err)
@@ -191,7 +194,8 @@ int vperf_export_flame(struct vperf_report *r, int event, FILE *out, char *why, 
 		for (size_t c = 0; !err && c < h.rows[i].nr_chains; c++)
 			err = add_stack(&t, r, h.rows[i].key[0],
 					&r->samples[h.rows[i].chains[c].sample],
-					h.rows[i].chains[c].samples);
+					cost ? h.rows[i].chains[c].period :
+					       h.rows[i].chains[c].samples);
 	if (err)
 		goto out_tree;
 	d.height = TOP + BOTTOM + (t.depth + 1) * FRAME_H;
@@ -208,9 +212,9 @@ int vperf_export_flame(struct vperf_report *r, int event, FILE *out, char *why, 
 	fputs(" of ", out);
 	esc_xml(out, r->dir, SIZE_MAX);
 	fprintf(out, "</text>\n<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" fill=\"#555555\">"
-		"%" PRIu64 " samples; width: samples of a function and what it called; bottom "
+		"%" PRIu64 " %s; width: %s of a function and what it called; bottom "
 		"up: thread, then its stack; orange-brown: kernel</text>\n<g id=\"frames\">\n", SIDE,
-		d.height - 8, t.n[0].count);
+		d.height - 8, t.n[0].count, d.unit, cost ? "the cost in ns" : "samples");
 	if (t.n[0].count)
 		put_node(&d, 0, SIDE, 0);
 	fputs("</g>\n</svg>\n", out);

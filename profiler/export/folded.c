@@ -97,7 +97,9 @@ int vperf_export_folded(struct vperf_report *r, int event, FILE *out, char *why,
 			const struct vperf_report_sample *s = &r->samples[row->chains[c].sample];
 
 			lines[n].stack = stack_of(r, row->key[0], s);
-			lines[n].count = row->chains[c].samples;
+			/* a cost event's samples (report --exits) weigh their period, in ns */
+			lines[n].count = event >= 0 && event < 64 && (r->cost_events >> event & 1) ?
+					 row->chains[c].period : row->chains[c].samples;
 			if (!lines[n].stack) {
 				err = -ENOMEM;
 				goto out_lines;

@@ -106,12 +106,24 @@ int vperf__conv_find_guest_module_syms(struct conv *c)
 	return 0;
 }
 
-/* Mark the guest symbols (kernel image's and modules') that the guest's kernel samples hit. */
+/*
+ * Mark the guest symbols (kernel image's and modules') that the guest's kernel samples hit, and
+ * the guest RIPs of the host's kvm_exit events (report --exits names the code they left).
+ */
 static void mark_guest_syms(struct conv *c)
 {
 	for (size_t i = 0; i < vperf_ordered__nr(&c->ev); i++) {
 		const struct vperf_trace_sample *x = ev_at(c, i)->p;
 
+#ifdef VPERF_RECORD_HOSTEVENTS
+		if (ev_at(c, i)->src == SRC_HOST) {
+			const struct vperf_hostev *h = ev_at(c, i)->p;
+
+			if (h->type == VPERF_HOSTEV_KVM_EXIT)
+				gsym_mark(c, h->kvm_exit.guest_rip);
+			continue;
+		}
+#endif
 		if (ev_at(c, i)->src != SRC_GUEST || x->h.type != VPERF_TRACE_SAMPLE)
 			continue;
 		if (!(x->h.flags & VPERF_TRACE_SAMPLE_USER))

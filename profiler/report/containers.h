@@ -42,6 +42,18 @@ struct vperf_report_strtab {
 int vperf_report_strtab__get(struct vperf_report_strtab *t, const char *key, size_t val,
 			     size_t *out, bool *added) __attribute__((warn_unused_result));
 void vperf_report_strtab__exit(struct vperf_report_strtab *t);
+/* The table's own copy of key, kept (its value its order) if it was not there; NULL: -ENOMEM. */
+const char *vperf_report_strtab__intern(struct vperf_report_strtab *t, const char *key);
+
+/*
+ * Parse a --sort list ("comm,dso,symbol") over names[0..nr_names) into keys[0..*nr) (at most
+ * max), "thread" standing for key alias (-1: none).  0, or -EINVAL with why naming the key
+ * not known (whose: whose keys, after its name, e.g. " for --exits"; and the keys there are)
+ * or saying there are too many or none.
+ */
+int vperf_report_parse_keys(const char *list, const char *const *names, size_t nr_names,
+			    int alias, const char *whose, int *keys, size_t max, size_t *nr,
+			    char *why, size_t why_len) __attribute__((warn_unused_result));
 
 /* ---- a hash table of indices, by keys their owner hashes and compares --- */
 

@@ -16,61 +16,20 @@ const char *const vperf_report_key_names[VPERF_REPORT_NR_KEYS] = {
 int vperf_report_keys_parse(const char *list, enum vperf_report_key *keys, size_t max,
 			    size_t *nr, char *why, size_t why_len)
 {
-	const char *p = list;
+	int k[VPERF_REPORT_NR_KEYS * 4];
+	int err = vperf_report_parse_keys(list, vperf_report_key_names, VPERF_REPORT_NR_KEYS,
+					  VPERF_REPORT_KEY_TID, "", k, max < 4 * VPERF_REPORT_NR_KEYS ?
+					  max : 4 * VPERF_REPORT_NR_KEYS, nr, why, why_len);
 
-	*nr = 0;
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		int k = -1;
-
-		for (int i = 0; i < VPERF_REPORT_NR_KEYS; i++)
-			if (strlen(vperf_report_key_names[i]) == len &&
-			    !strncmp(p, vperf_report_key_names[i], len))
-				k = i;
-		if (len == 6 && !strncmp(p, "thread", 6))
-			k = VPERF_REPORT_KEY_TID;
-		if (k < 0 || *nr == max) {
-			snprintf(why, why_len, k < 0 ? "unknown sort key '%.*s' (the keys: "
-				 "symbol, dso, thread or tid, pid, comm, layer)" :
-				 "too many sort keys ('%.*s')", (int)len, p);
-			return -EINVAL;
-		}
-		keys[(*nr)++] = (enum vperf_report_key)k;
-		p += len;
-		if (*p == ',')
-			p++;
-	}
-	if (!*nr) {
-		snprintf(why, why_len, "no sort key given");
-		return -EINVAL;
-	}
-	return 0;
+	for (size_t i = 0; !err && i < *nr; i++)
+		keys[i] = (enum vperf_report_key)k[i];
+	return err;
 }
 
 /* ---- keys ---- */
 
-/* A string of the histogram's own (tid, pid), interned in owned. */
-static const char *owned_str(struct vperf_report_hist *h, struct vperf_report_strtab *t,
-			     const char *s)
-{
-	size_t idx;
-	bool added;
-	char **n;
-
-	if (vperf_report_strtab__get(t, s, h->nr_owned, &idx, &added))
-		return NULL;
-	if (!added)
-		return h->owned[idx];
-	n = realloc(h->owned, (h->nr_owned + 1) * sizeof(*n));
-	if (!n)
-		return NULL;
-	h->owned = n;
-	h->owned[h->nr_owned] = strdup(s);
-	return h->owned[h->nr_owned] ? h->owned[h->nr_owned++] : NULL;
-}
-
 static const char *key_of(struct vperf_report *r, struct vperf_report_hist *h,
-			  struct vperf_report_strtab *own, const struct vperf_report_sample *s,
+			  const struct vperf_report_sample *s,
 			  enum vperf_report_key k)
 {
 	const struct vperf_report_frame *f = s->nr_frames ? vperf_report__frame(r, s->frame) : NULL;
@@ -84,7 +43,7 @@ static const char *key_of(struct vperf_report *r, struct vperf_report_hist *h,
 	case VPERF_REPORT_KEY_TID:
 	case VPERF_REPORT_KEY_PID:
 		snprintf(num, sizeof(num), "%u", k == VPERF_REPORT_KEY_TID ? s->tid : s->pid);
-		return owned_str(h, own, num);
+		return vperf_report_strtab__intern(&h->owned, num);
 	case VPERF_REPORT_KEY_COMM:
 		return r->strings[s->comm];
 	case VPERF_REPORT_KEY_LAYER:
@@ -186,7 +145,7 @@ static int chain_by_period(const void *a, const void *b)
 int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf_report_key *keys,
 			     size_t nr_keys, bool chains, struct vperf_report_hist *h)
 {
-	struct vperf_report_strtab rows = { 0 }, own = { 0 }, *ct = NULL;
+	struct vperf_report_strtab rows = { 0 }, *ct = NULL;
 	bool by_symbol = false;
 	size_t cap = 0;
 	int err = 0;
@@ -213,7 +172,7 @@ int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf
 		if (!leaf || !leaf->found)
 			h->unresolved++;
 		for (size_t k = 0; k < h->nr_keys; k++) {
-			key[k] = key_of(r, h, &own, s, h->keys[k]);
+			key[k] = key_of(r, h, s, h->keys[k]);
 			if (!key[k]) {
 				err = -ENOMEM;
 				break;
@@ -266,7 +225,6 @@ int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf
 		vperf_report_strtab__exit(&ct[i]);
 	free(ct);
 	vperf_report_strtab__exit(&rows);
-	vperf_report_strtab__exit(&own);
 	if (err) {
 		vperf_report_hist__exit(h);
 		return err;
@@ -285,8 +243,6 @@ void vperf_report_hist__exit(struct vperf_report_hist *h)
 	for (size_t i = 0; i < h->nr_rows; i++)
 		free(h->rows[i].chains);
 	free(h->rows);
-	for (size_t i = 0; i < h->nr_owned; i++)
-		free(h->owned[i]);
-	free(h->owned);
+	vperf_report_strtab__exit(&h->owned);
 	memset(h, 0, sizeof(*h));
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "containers.h"
 #include "session.h"
 
 #ifdef __cplusplus
@@ -61,8 +62,7 @@ struct vperf_report_hist {
 	size_t nr_rows;
 	uint64_t samples, period;
 	uint64_t unresolved;		/* samples whose own frame has no symbol */
-	char **owned;			/* key strings made for rows (tids) */
-	size_t nr_owned;
+	struct vperf_report_strtab owned;	/* key strings made for rows (tids) */
 };
 
 /*

@@ -24,6 +24,7 @@
 
 /* Each object has its header; this one gathers them, for a user of all of them. */
 #include "containers.h"
+#include "exits.h"
 #include "hist.h"
 #include "session.h"
 #include "slices.h"

@@ -89,7 +89,9 @@ enum vperf_report_ev_kind {
 	VPERF_REPORT_EV_IRQ,		/* a guest's irq_entry on vCPU cpu: arg vector, arg2 kind
 					 * (VPERF_REPORT_IRQ_*), other the irq number (-1: none) */
 	VPERF_REPORT_EV_KVM_EXIT,	/* host kvm_exit: thread the vCPU thread, arg the hardware
-					 * exit reason, arg2 the vCPU */
+					 * exit reason, arg2 the vCPU, other the guest thread on
+					 * that vCPU then (its last guest sched_switch; -1: none
+					 * yet), frame the guest RIP's */
 	VPERF_REPORT_EV_KVM_ENTRY,	/* host kvm_entry: thread the vCPU thread, arg2 the vCPU */
 	VPERF_REPORT_EV_FLUSH,		/* a TRACE_FLUSH of vCPU cpu: arg its number, arg2 0 the
 					 * guest asked (guest layer), 1 the VMM handled it (vmm) */
@@ -109,6 +111,8 @@ struct vperf_report_tlev {
 	uint32_t cpu;
 	uint32_t str;			/* index in strings, or UINT32_MAX */
 	uint8_t kind, layer;
+	size_t frame;			/* kvm_exit: the guest RIP's frame in frames (resolved in
+					 * the guest thread's address space), else SIZE_MAX */
 };
 
 /*
@@ -147,6 +151,8 @@ struct vperf_report {
 	size_t nr_strings;
 	char **events;			/* the sampled events' names (the sample_event labels) */
 	size_t nr_events;
+	uint64_t cost_events;		/* bit e: event e's samples weigh their period, a cost in
+					 * ns (vperf_report__add_exit_samples), not one each */
 	char *event_list;		/* the env's `events` */
 	bool callchains;		/* the recording has callchains (env `callchains`) */
 	bool have_ksyms;		/* kernel_symbol events were recorded */

@@ -45,6 +45,7 @@ struct space {
  * first event comes: which schema class it is, and where each of its fields is in the payload.
  */
 #define MAX_CLASS_ID	4096
+#define MAX_VCPUS	1024		/* vCPUs whose guest thread is followed */
 struct rclass {
 	bool resolved;
 	int16_t ev;					/* enum vperf_ev; -1 not in the schema */
@@ -69,6 +70,8 @@ struct sink {
 	bool env_read;
 	int64_t schema;			/* the recording's schema_version (0: before it) */
 	struct rclass *cls;		/* by event class id, MAX_CLASS_ID of them */
+	int32_t on_vcpu[MAX_VCPUS];	/* the guest thread each vCPU runs (its last guest
+					 * sched_switch), -1: none seen; a kvm_exit's */
 	char why[256];			/* why take_event() stopped, for a person */
 };
 
@@ -472,6 +475,24 @@ static int add_frame(struct sink *k, bool guest, uint32_t pid, uint64_t ip, bool
 	return 0;
 }
 
+/*
+ * The last timeline event's frame: a kvm_exit's guest RIP, resolved in the address space of the
+ * guest thread t (-1: none known; its kernel symbols still name a kernel RIP).  A user RIP
+ * without a mapping is not counted in nr_unmapped: that warns of samples without mmaps.
+ */
+static int exit_frame(struct sink *k, int32_t t, uint64_t rip)
+{
+	struct vperf_report *r = k->r;
+	uint32_t pid = t < 0 ? 0 : r->threads[t].pid ? r->threads[t].pid : r->threads[t].tid;
+	uint64_t unmapped = r->nr_unmapped;
+
+	if (add_frame(k, true, pid, rip, false))
+		return -ENOMEM;
+	r->nr_unmapped = unmapped;
+	r->tlevs[r->nr_tlevs - 1].frame = r->nr_frames - 1;
+	return 0;
+}
+
 static int take_sample(struct sink *k, const struct ev *p, uint64_t ts, uint8_t layer,
 		       uint32_t cpu)
 {
@@ -605,6 +626,7 @@ static int add_tlev(struct sink *k, uint8_t kind, uint64_t ts, uint8_t layer, ui
 	e->thread = thread;
 	e->other = -1;
 	e->str = UINT32_MAX;
+	e->frame = SIZE_MAX;
 	if (out)
 		*out = e;
 	return 0;
@@ -717,6 +739,8 @@ static int take_sched(struct sink *k, const struct ev *p, uint64_t ts, uint8_t l
 		e->arg = U(p, VPERF_F_sched_switch_prev_state);
 		e->arg2 = r->threads[t].comm;	/* the names then */
 		e->str = r->threads[o].comm;
+		if (guest_layer(layer) && cpu < MAX_VCPUS)
+			k->on_vcpu[cpu] = o;
 	}
 	return err;
 }
@@ -816,7 +840,9 @@ static int take_other(struct sink *k, const struct ev *p, uint64_t ts, uint8_t l
 			return -ENOMEM;
 		e->arg = U(p, VPERF_F_kvm_exit_exit_reason);
 		e->arg2 = U(p, VPERF_F_kvm_exit_vcpu_id);
-		return 0;
+		/* the guest code it left: in the address space of the guest thread on that vCPU */
+		e->other = e->arg2 < MAX_VCPUS ? k->on_vcpu[e->arg2] : -1;
+		return exit_frame(k, e->other, U(p, VPERF_F_kvm_exit_guest_rip));
 	case VPERF_EV_KVM_ENTRY:
 		t = thread_field(k, p, layer, VPERF_F_kvm_entry_tid, -1);
 		if (t < 0 || add_tlev(k, VPERF_REPORT_EV_KVM_ENTRY, ts, layer, cpu, t, &e))
@@ -944,6 +970,8 @@ int vperf__sink_read(struct vperf_report *r, const char *dir, char *why, size_t 
 	/* any value seeds the spaces' trees; one the recording cannot guess keeps them shallow:
 	 * the hash of anything under a table's random key */
 	k.rng = vperf_report_idx__hash(&k.space_idx, "spaces", 6);
+	for (size_t v = 0; v < MAX_VCPUS; v++)
+		k.on_vcpu[v] = -1;
 	k.cls = calloc(MAX_CLASS_ID, sizeof(*k.cls));
 	if (k.cls) {
 		err = vperf_report_decode(dir, take_event, &k, why, why_len);

@@ -82,7 +82,25 @@ struct vperf_report_span {
 	uint8_t state;			/* enum vperf_report_state */
 };
 
+/*
+ * One VM exit (VPERF_ANALYSE_EXITS): from a vCPU's kvm_exit to its next kvm_entry, with where
+ * that time went on the host, cut from the same segments as the vCPU's states (so the exits'
+ * costs add up to its KVM, VMM, PREEMPTED and HOST_SLEEP time).
+ */
+struct vperf_report_exit {
+	uint64_t ts, end;		/* the kvm_exit; the next kvm_entry (or the recording's end) */
+	size_t tlev;			/* its kvm_exit in tlevs (frame: the guest RIP's) */
+	int32_t thread;			/* the guest thread on the vCPU then (the one whose slice
+					 * holds ts, as its states count it; else the last guest
+					 * sched_switch's on that vCPU), -1: none known */
+	uint32_t vcpu;
+	uint64_t reason;		/* the hardware exit reason (vperf_report_exit_name) */
+	uint64_t kvm_ns, vmm_ns;	/* its cost: in KVM, in the VMM (user space), */
+	uint64_t preempted_ns, sleep_ns; /* runnable on the host, asleep there (a halt) */
+};
+
 #define VPERF_ANALYSE_SPANS	1u	/* also every guest thread's spans (timelines) */
+#define VPERF_ANALYSE_EXITS	2u	/* also every VM exit with its cost (report --exits) */
 
 struct vperf_report_analysis {
 	struct vperf_report_states *threads;	/* one per guest thread with a sched_switch */
@@ -93,6 +111,8 @@ struct vperf_report_analysis {
 	size_t nr_waits;
 	struct vperf_report_span *spans;	/* with VPERF_ANALYSE_SPANS: by thread, then start */
 	size_t nr_spans;
+	struct vperf_report_exit *exits;	/* with VPERF_ANALYSE_EXITS: by vCPU, then time */
+	size_t nr_exits;
 	bool host_events;		/* kvm_exit/kvm_entry of the vCPU threads were recorded */
 	bool svm;			/* exit reasons are AMD SVM codes (else Intel VMX) */
 };

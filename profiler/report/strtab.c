@@ -8,6 +8,7 @@
  * key per table (SipHash-1-3): no recording can be made whose keys all land in one slot.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -146,6 +147,66 @@ int vperf_report_strtab__get(struct vperf_report_strtab *t, const char *key, siz
 	t->nr++;
 	*out = val;
 	*added = true;
+	return 0;
+}
+
+const char *vperf_report_strtab__intern(struct vperf_report_strtab *t, const char *key)
+{
+	uint64_t h;
+	size_t idx;
+	bool added;
+
+	if (vperf_report_strtab__get(t, key, t->nr, &idx, &added))
+		return NULL;
+	h = str_hash(t, key);
+	for (size_t i = h & (t->cap - 1); t->key[i]; i = (i + 1) & (t->cap - 1))
+		if (t->hash[i] == h && !strcmp(t->key[i], key))
+			return t->key[i];
+	return NULL;	/* not reached: get() just kept it */
+}
+
+int vperf_report_parse_keys(const char *list, const char *const *names, size_t nr_names,
+			    int alias, const char *whose, int *keys, size_t max, size_t *nr,
+			    char *why, size_t why_len)
+{
+	const char *p = list;
+
+	*nr = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int k = -1;
+
+		for (size_t i = 0; i < nr_names; i++)
+			if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+				k = (int)i;
+		if (alias >= 0 && len == 6 && !strncmp(p, "thread", 6))
+			k = alias;
+		if (k < 0 || *nr == max) {
+			size_t off;
+
+			if (k >= 0) {
+				snprintf(why, why_len, "too many sort keys ('%.*s')", (int)len, p);
+				return -EINVAL;
+			}
+			off = (size_t)snprintf(why, why_len, "unknown sort key '%.*s'%s (the keys:",
+					       (int)len, p, whose);
+			for (size_t i = 0; i < nr_names && off < why_len; i++)
+				off += (size_t)snprintf(why + off, why_len - off, "%s %s%s",
+							i ? "," : "", names[i],
+							(int)i == alias ? " or thread" : "");
+			if (off < why_len)
+				snprintf(why + off, why_len - off, ")");
+			return -EINVAL;
+		}
+		keys[(*nr)++] = k;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (!*nr) {
+		snprintf(why, why_len, "no sort key given");
+		return -EINVAL;
+	}
 	return 0;
 }
 

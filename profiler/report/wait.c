@@ -311,6 +311,98 @@ static int host_pass(const struct vperf_report *r, struct vperf_report_analysis 
 	return 0;
 }
 
+/* ---- the exits (VPERF_ANALYSE_EXITS) ---- */
+
+static int by_vcpu_time(const void *x, const void *y)
+{
+	const struct vperf_report_exit *a = x, *b = y;
+
+	if (a->vcpu != b->vcpu)
+		return a->vcpu < b->vcpu ? -1 : 1;
+	return a->tlev < b->tlev ? -1 : a->tlev > b->tlev;	/* tlevs are in time order */
+}
+
+/*
+ * Every kvm_exit of a vCPU thread, to its vCPU's next kvm_entry, and its cost: the host-side
+ * segments of host_pass that lie in it, by state.  A segment is charged to the exit it starts
+ * in, so the exits of a vCPU add up to its non-guest time.
+ */
+static int exits_pass(const struct vperf_report *r, struct vperf_report_analysis *a,
+		      const struct hstate *hs, size_t nv, const int32_t *vcpu_of)
+{
+	size_t cap = 0, *open = calloc(nv + 1, sizeof(*open));
+
+	if (!open)
+		return -ENOMEM;
+	for (size_t v = 0; v < nv; v++)
+		open[v] = SIZE_MAX;
+	for (size_t i = 0; i < r->nr_tlevs; i++) {
+		const struct vperf_report_tlev *e = &r->tlevs[i];
+		int32_t v;
+
+		if (e->kind != VPERF_REPORT_EV_KVM_EXIT && e->kind != VPERF_REPORT_EV_KVM_ENTRY)
+			continue;
+		v = e->thread >= 0 ? vcpu_of[e->thread] : -1;
+		if (v < 0)
+			continue;
+		if (open[v] != SIZE_MAX) {	/* the exit before ends here (an entry, or a new exit) */
+			a->exits[open[v]].end = e->ts;
+			open[v] = SIZE_MAX;
+		}
+		if (e->kind == VPERF_REPORT_EV_KVM_ENTRY)
+			continue;
+		if (vperf_report_grow(&a->exits, &cap, a->nr_exits, sizeof(*a->exits))) {
+			free(open);
+			return -ENOMEM;
+		}
+		open[v] = a->nr_exits;
+		a->exits[a->nr_exits++] = (struct vperf_report_exit){
+			.ts = e->ts, .end = r->last_ts, .tlev = i, .thread = e->other,
+			.vcpu = (uint32_t)v, .reason = e->arg };
+	}
+	free(open);
+	if (a->nr_exits > 1)
+		qsort(a->exits, a->nr_exits, sizeof(*a->exits), by_vcpu_time);
+	for (size_t i = 0, v = 0; v < nv; v++) {
+		const struct segs *l = &hs[v].segs;
+
+		while (i < a->nr_exits && a->exits[i].vcpu < v)
+			i++;
+		for (size_t j = 0; j < l->nr && i < a->nr_exits && a->exits[i].vcpu == v; j++) {
+			const struct seg *g = &l->s[j];
+			struct vperf_report_exit *x;
+			uint64_t end;
+
+			if (g->state == VPERF_STATE_GUEST)
+				continue;
+			while (i + 1 < a->nr_exits && a->exits[i + 1].vcpu == v &&
+			       a->exits[i + 1].ts <= g->start)
+				i++;
+			x = &a->exits[i];
+			if (g->start < x->ts || g->start >= x->end)
+				continue;	/* not in an exit: host events missing */
+			end = g->end < x->end ? g->end : x->end;
+			switch (g->state) {
+			case VPERF_STATE_KVM:
+				x->kvm_ns += end - g->start;
+				break;
+			case VPERF_STATE_VMM:
+				x->vmm_ns += end - g->start;
+				break;
+			case VPERF_STATE_PREEMPTED:
+				x->preempted_ns += end - g->start;
+				break;
+			case VPERF_STATE_HOST_SLEEP:
+				x->sleep_ns += end - g->start;
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
 /* ---- rows ---- */
 
 static int add_row(struct vperf_report_states *st, size_t *cap, uint8_t state, const char *detail,
@@ -478,12 +570,36 @@ static struct vperf_report_states *table(struct ctx *c, int32_t t)
 	return &c->a->threads[c->g[t].out];
 }
 
+/*
+ * The exits of vcpu that begin in [a, b) are thread t's: the thread whose slice holds an exit is
+ * the one it is charged to, as its time is in the thread's rows (the sink's guess, the last guest
+ * sched_switch on the vCPU, stands where no slice holds it: the idle task, before the first).
+ */
+static void own_exits(struct ctx *c, int32_t t, uint32_t vcpu, uint64_t a, uint64_t b)
+{
+	struct vperf_report_exit *x = c->a->exits;
+	size_t lo = 0, hi = c->a->nr_exits;
+
+	while (lo < hi) {	/* the first exit of vcpu at or after a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (x[mid].vcpu < vcpu || (x[mid].vcpu == vcpu && x[mid].ts < a))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < c->a->nr_exits && x[lo].vcpu == vcpu && x[lo].ts < b; lo++)
+		x[lo].thread = t;
+}
+
 /* The vCPU's segments over [a, b) into thread t's rows: a piece counts where its segment begins. */
 static int add_slice(struct ctx *c, int32_t t, uint32_t vcpu, uint64_t a, uint64_t b)
 {
 	const struct segs *l = &c->hs[vcpu].segs;
 	struct vperf_report_states *st = &c->a->threads[c->g[t].out];
 	size_t lo = 0, hi = l->nr;
+
+	own_exits(c, t, vcpu, a, b);
 
 	while (lo < hi) {	/* the first segment ending after a */
 		size_t mid = lo + (hi - lo) / 2;
@@ -784,7 +900,8 @@ int vperf_report__analyse(const struct vperf_report *r, unsigned int flags,
 			a->svm |= e->arg >= 0x60;
 		}
 	}
-	if (!guest_switches)
+	/* exits need only the host's events (a guest without vperf_guest.ko: no threads) */
+	if (!guest_switches && !((flags & VPERF_ANALYSE_EXITS) && a->host_events))
 		return -ENOENT;
 	vcpu_of = malloc((r->nr_threads + 1) * sizeof(*vcpu_of));
 	map = malloc((r->nr_threads + 1) * sizeof(*map));
@@ -809,6 +926,8 @@ int vperf_report__analyse(const struct vperf_report *r, unsigned int flags,
 			vcpu_of[e->thread] = (int32_t)e->arg2;
 	}
 	err = host_pass(r, a, c.hs, c.nv, vcpu_of);
+	if (!err && (flags & VPERF_ANALYSE_EXITS))
+		err = exits_pass(r, a, c.hs, c.nv, vcpu_of);
 	if (!err)
 		err = guest_pass(&c, map, nr_map);
 	for (size_t i = 0; i < a->nr_threads && !err; i++) {
@@ -875,6 +994,7 @@ void vperf_report_analysis__exit(struct vperf_report_analysis *a)
 	free(a->vcpus);
 	free(a->waits);
 	free(a->spans);
+	free(a->exits);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -425,11 +425,34 @@ def test_bad_input_unknown_sort_key_format_and_unwritable_output():
     bad(["export", "--to", "folded"], r"^vperf export: -o FILE is missing", "no -o")
 
 
+def test_exits_on_a_host_recording_says_it_needs_kvm_exit_events():
+    d, _ = record_hot("exits-host")
+    r = vperf("report", "--exits", "-i", d)
+    check(r.returncode == 1 and not r.stdout, "--exits of a host recording exited %d with output %r"
+          % (r.returncode, r.stdout[:200]))
+    check(re.search(r"^vperf report: --exits: .* has no host kvm_exit events of its vCPU threads", r.stderr,
+                    re.M), "its error: %r" % r.stderr)
+    bad(["report", "--exits", "--sort", "pid", "-i", d], r"^vperf report: --sort pid: unknown sort key 'pid' "
+        r"for --exits", "a sort key --exits does not have")
+    bad(["report", "--exits", "--flame", "-o", p("x.svg"), "-i", d], r"--exits: .* has no host kvm_exit events",
+        "--exits --flame of a host recording")
+    check(not os.path.exists(p("x.svg")), "a failed --exits --flame left its file")
+    bad(["export", "--exits", "--to", "pprof", "-o", p("x.pb.gz"), "-i", d], r"^vperf export: --exits: .* has no "
+        r"host kvm_exit events", "export --exits of a host recording")
+    check(not os.path.exists(p("x.pb.gz")), "a failed export --exits left its file")
+    bad(["export", "--exits", "--to", "chrome", "-o", p("x.json"), "-i", d], r"--exits goes with --to folded, "
+        r"flame or pprof, not chrome", "export --exits to a timeline")
+    bad(["report", "--exits", "-g", "caller", "-i", d], r"--exits takes neither -g nor --header", "--exits -g")
+    bad(["report", "--exits", "--states", "-i", d], r"--states takes neither -g, --sort, --exits nor --header",
+        "--exits with --states")
+    bad(["report", "--tid", "1", "-i", d], r"--tid and --vcpu go with --states or --exits", "--tid alone")
+
+
 def test_help_documents_the_options():
     r = vperf("report", "--help")
     check(r.returncode == 0, "exit status %d" % r.returncode)
     for opt in ("--input", "--sort", "--call-graph", "--stdio", "--field-separator", "--json",
-                "--header"):
+                "--header", "--states", "--exits"):
         check(opt in r.stdout, "report --help lacks %s" % opt)
     r = vperf("export", "--help")
     check(r.returncode == 0, "exit status %d" % r.returncode)

@@ -15,6 +15,7 @@
  *           0), 860 B in, running to the end, 1000.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -386,17 +387,27 @@ static void a_slice_on_a_vcpu_past_those_followed_is_still_guest_time(void **sta
 	free_vm(r);
 }
 
-static void a_recording_without_guest_scheduling_is_enoent(void **state)
+/* The known VM with its host layer's events only (no guest scheduling, no VMM exits). */
+static struct vperf_report *host_only_vm(void)
 {
 	struct vperf_report *r = known_vm();
-	struct vperf_report_analysis a;
 	size_t n = 0;
 
-	(void)state;
 	for (size_t i = 0; i < r->nr_tlevs; i++)
-		if (r->tlevs[i].layer == HOST)
-			r->tlevs[n++] = r->tlevs[i];
+		if (r->tlevs[i].layer == HOST) {
+			r->tlevs[n] = r->tlevs[i];
+			r->tlevs[n++].frame = SIZE_MAX;
+		}
 	r->nr_tlevs = n;
+	return r;
+}
+
+static void a_recording_without_guest_scheduling_is_enoent(void **state)
+{
+	struct vperf_report *r = host_only_vm();
+	struct vperf_report_analysis a;
+
+	(void)state;
 	assert_int_equal(vperf_report__analyse(r, 0, &a), -ENOENT);
 	free_vm(r);
 }
@@ -415,6 +426,117 @@ static void exit_reasons_are_named_for_svm_and_vmx(void **state)
 	assert_null(vperf_report_exit_name(1000, false));
 }
 
+/*
+ * --exits: each kvm_exit to its vCPU's next kvm_entry, its cost cut from the same segments as
+ * the states (exit 100 ioio: KVM 100..110 and 130..140, the VMM 110..130; exit 310 hlt: KVM
+ * 310..320 and 490..495, asleep 320..480, woken and waiting 480..490), charged to the guest
+ * thread on the vCPU then (the sink's `other`): A at 100, the idle task at 310.  The host's
+ * preemption at 200..260 is in no exit (the vCPU was in the guest).
+ */
+static void exits_cost_their_time_to_the_next_entry_by_where_it_went(void **state)
+{
+	struct vperf_report *r = known_vm();
+	enum vperf_exit_key keys[2] = { VPERF_EXIT_KEY_TID, VPERF_EXIT_KEY_REASON };
+	struct vperf_report_analysis a;
+	struct vperf_exit_table t;
+	const struct vperf_report_exit *x;
+
+	(void)state;
+	for (size_t i = 0; i < r->nr_tlevs; i++) {
+		r->tlevs[i].frame = SIZE_MAX;
+		if (r->tlevs[i].kind == VPERF_REPORT_EV_KVM_EXIT)
+			r->tlevs[i].other = r->tlevs[i].ts == 100 ? A : IDLE;
+	}
+	assert_int_equal(vperf_report__analyse(r, VPERF_ANALYSE_EXITS, &a), 0);
+	assert_int_equal(a.nr_exits, 2);
+	x = &a.exits[0];
+	assert_int_equal(x->ts, 100);
+	assert_int_equal(x->end, 140);
+	assert_int_equal(x->thread, A);
+	assert_int_equal(x->vcpu, 0);
+	assert_int_equal(x->reason, 0x7b);
+	assert_int_equal(x->kvm_ns, 20);
+	assert_int_equal(x->vmm_ns, 20);
+	assert_int_equal(x->preempted_ns + x->sleep_ns, 0);
+	x = &a.exits[1];
+	assert_int_equal(x->ts, 310);
+	assert_int_equal(x->end, 495);
+	assert_int_equal(x->thread, IDLE);
+	assert_int_equal(x->kvm_ns, 15);
+	assert_int_equal(x->sleep_ns, 160);
+	assert_int_equal(x->preempted_ns, 10);
+	assert_int_equal(x->vmm_ns, 0);
+
+	assert_int_equal(vperf_exit_table__build(r, &a, keys, 2, &t), 0);
+	assert_int_equal(t.count, 2);
+	assert_int_equal(t.ns, 40 + 185);
+	assert_int_equal(t.nr_rows, 2);
+	assert_string_equal(t.rows[0].key[0], "0");	/* most cost first */
+	assert_string_equal(t.rows[0].key[1], "hlt");
+	assert_int_equal(t.rows[0].ns, 185);
+	assert_true(t.rows[0].share < 0);		/* the idle task has no wall time */
+	assert_string_equal(t.rows[1].key[0], "10");
+	assert_string_equal(t.rows[1].key[1], "ioio");
+	assert_int_equal(t.rows[1].count, 1);
+	assert_int_equal(t.rows[1].ns, 40);
+	assert_int_equal(t.rows[1].p99_ns, 40);
+	assert_int_equal(t.rows[1].thread, A);
+	assert_true(t.rows[1].share > 40.0 / 910 - 1e-9 && t.rows[1].share < 40.0 / 910 + 1e-9);
+	vperf_exit_table__exit(&t);
+	vperf_report_analysis__exit(&a);
+	free_vm(r);
+}
+
+/* A row's p99 is the nearest rank (the 99th of 100 costs 1..100), its mean the plain one. */
+static void an_exit_rows_p99_is_the_nearest_rank(void **state)
+{
+	struct vperf_report r = { 0 };
+	struct vperf_report_tlev tl = { .frame = SIZE_MAX };
+	struct vperf_report_exit xs[100];
+	struct vperf_report_analysis a = { .exits = xs, .nr_exits = 100, .svm = true };
+	enum vperf_exit_key keys[1] = { VPERF_EXIT_KEY_REASON };
+	struct vperf_exit_table t;
+	char why[128];
+	size_t nr;
+
+	(void)state;
+	r.tlevs = &tl;
+	r.nr_tlevs = 1;
+	for (int i = 0; i < 100; i++)	/* in no particular order */
+		xs[i] = (struct vperf_report_exit){ .thread = -1, .reason = 0x7b,
+						    .kvm_ns = (uint64_t)((i * 37) % 100 + 1) };
+	assert_int_equal(vperf_exit_table__build(&r, &a, keys, 1, &t), 0);
+	assert_int_equal(t.nr_rows, 1);
+	assert_int_equal(t.rows[0].count, 100);
+	assert_int_equal(t.rows[0].ns, 5050);
+	assert_int_equal(t.rows[0].p99_ns, 99);
+	assert_int_equal(t.rows[0].max_ns, 100);
+	assert_int_equal(t.no_thread, 100);
+	assert_string_equal(t.rows[0].key[0], "ioio");
+	vperf_exit_table__exit(&t);
+	assert_int_equal(vperf_exit_keys_parse("thread,symbol,reason", keys, 1, &nr, why,
+					       sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "too many"));
+	assert_int_equal(vperf_exit_keys_parse("pid", keys, 1, &nr, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "'pid'"));
+}
+
+/* Exits need only the host's events: a guest without vperf_guest.ko has no threads. */
+static void exits_are_analysed_without_guest_scheduling(void **state)
+{
+	struct vperf_report *r = host_only_vm();
+	struct vperf_report_analysis a;
+
+	(void)state;
+	assert_int_equal(vperf_report__analyse(r, VPERF_ANALYSE_EXITS, &a), 0);
+	assert_int_equal(a.nr_threads, 0);
+	assert_int_equal(a.nr_exits, 2);
+	assert_int_equal(a.exits[0].thread, -1);
+	assert_int_equal(a.exits[0].kvm_ns + a.exits[0].vmm_ns, 40);
+	vperf_report_analysis__exit(&a);
+	free_vm(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -427,6 +549,9 @@ int main(void)
 		cmocka_unit_test(a_slice_on_a_vcpu_past_those_followed_is_still_guest_time),
 		cmocka_unit_test(a_recording_without_guest_scheduling_is_enoent),
 		cmocka_unit_test(exit_reasons_are_named_for_svm_and_vmx),
+		cmocka_unit_test(exits_cost_their_time_to_the_next_entry_by_where_it_went),
+		cmocka_unit_test(an_exit_rows_p99_is_the_nearest_rank),
+		cmocka_unit_test(exits_are_analysed_without_guest_scheduling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

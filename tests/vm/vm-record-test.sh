@@ -32,6 +32,10 @@
 #             threads' state slices, and every track's slices nest; its ctf export (LTTng kernel traces host/ and
 #             guest/) reads in babeltrace2 with the recording's host sched_switch, kvm_entry, kvm_exit and guest
 #             sched_switch and process_fork, one for one at the same times and CPUs
+#   exits     `vperf report --exits` of that run (docs/states.md, "Exits"), after `vperf-record-marks exits 300 100`
+#             (one thread writes EXITS_PORT 300 times from rm_io3 and 100 times from rm_io1): the io exits under
+#             the two functions number 300 and 100 (within 1%), each with its cost, mean and p99, and the
+#             thread's exits cost what `--states` says it spent in the host (within 2%); -j gives the same totals
 #   states-steal  `vperf report --states` of the steal run: the thread's "preempted on the host" (its whole life,
 #             a thread started for the count) within 5% of its vperf::steal, the hog the preemptor named most
 #   profile   a third recorded run, `vperf vm record -F 2000 -g` of `vperf-record-marks profile 4` (rm_burn in a thread
@@ -57,6 +61,7 @@ VPERF=${1:?usage: vm-record-test.sh VPERF MARKS}
 MARKS=${2:?usage: vm-record-test.sh VPERF MARKS}
 CHECK="$(dirname "$0")/record-test/check.py"
 PORT=0x5700	# no device there: vperf-vmm records the exit and ignores the write
+EXITS_PORT=0x5710	# the exits case's (the states case wants PORT's exits from one thread)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 DIR="$WORK/rec"
@@ -64,7 +69,8 @@ DIR="$WORK/rec"
 (cd "$WORK" && "$VPERF" vm record --timeout 300 -o "$DIR" --add "$MARKS" -- \
 	"export VPERF_MARK_KB=1024; vperf-record-marks conserve 4 100000 && vperf-record-marks order 1000 $PORT &&
 	 vperf-record-marks sched 8 4 100 && vperf-record-marks sample 3 && vperf-record-marks sleep 100 10 &&
-	 vperf-record-marks wake 1000 && vperf-record-marks scribble 1000 0") \
+	 vperf-record-marks wake 1000 && vperf-record-marks exits 300 100 $EXITS_PORT &&
+	 vperf-record-marks scribble 1000 0") \
 	>"$WORK/out" 2>&1
 st=$?
 cat "$WORK/out"
@@ -137,6 +143,13 @@ out=$(python3 "$CHECK" states "$DIR" "$VPERF" "$PORT" 1000 "${stid:-0}" 1000 "${
 ok=0
 [ "$st" = 0 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
 verdict states "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st$(stopped "$st" "$WORK/out")" "$DIR"
+
+# exits: vperf report --exits (docs/states.md, "Exits"): the two functions' io exits by count, their cost
+read -r _ _ etid _ en _ em < <(grep -a -m1 '^exits: tid' "$WORK/out" || echo "exits: tid 0 rm_io3 0 rm_io1 0")
+out=$(python3 "$CHECK" exits "$DIR" "$VPERF" "${etid:-0}" "${en:-0}" "${em:-0}" 2>&1)
+ok=0
+[ "$st" = 0 ] && [ "$en" = 300 ] && [ "$em" = 100 ] && [ "$(echo "$out" | tail -1)" = PASS ] && ok=1
+verdict exits "$ok" "$(echo "$out" | grep -v '^PASS$\|^FAIL$' | paste -sd';'); vm record status $st$(stopped "$st" "$WORK/out")" "$DIR"
 
 # profile: vm record's own sampling (-F -g: vperf record --into-host wraps the command in the guest)
 PDIR="$WORK/profile"

@@ -6,6 +6,10 @@
                                         every marker "c" there once, each thread's in order, all
                                         TOTAL of them, and the recording's losses exactly the REFUSED
                                         marker calls (-ENOSPC) the writers saw and made again (default 0)
+  check.py exits DIR VPERF TID N M      `VPERF report --exits -x, --tid TID` on DIR (vperf-record-marks exits N M): the
+                                        io exits under rm_io3 and rm_io1 number N and M (within 1%), each with a
+                                        cost, and TID's exits' costs add up to its time in the host from
+                                        `--states` (within 2%); -j the same totals
   check.py order DIR N PORT             for each of N triples: t(A_i) < t(i-th exit at PORT) < t(B_i)
   check.py sched DIR THREADS PCT        each of THREADS threads' "cpu" marker (its CLOCK_THREAD_CPUTIME_ID in ns)
                                         within PCT % of the time the guest's sched_switch records had it on a
@@ -491,6 +495,75 @@ def state_rows(d, vperf):
     return rows
 
 
+def exits(d, vperf, tid, n, m):
+    """--exits of one thread that wrote n times to a port from rm_io3 and m times from rm_io1."""
+    import csv
+    import json
+    p = subprocess.run([vperf, "report", "--exits", "-i", d, "-x", ",", "--tid", str(tid)], capture_output=True,
+                       text=True)
+    if p.returncode:
+        print(f"exits: vperf report --exits: exit {p.returncode}: {p.stderr.strip()}")
+        return False
+    rows = list(csv.DictReader(p.stdout.splitlines()))
+    ok = True
+    io = ("ioio", "io_instruction")     # SVM, VMX
+    for fn, want in (("rm_io3", n), ("rm_io1", m)):
+        got = [r for r in rows if r["symbol"] == fn and r["reason"] in io]
+        cnt = sum(int(r["count"]) for r in got)
+        ns = sum(int(r["ns"]) for r in got)
+        p99 = max((int(r["p99_ns"]) for r in got), default=0)
+        print(f"exits: {fn}: {cnt} io exits (want {want}, within 1%), {ns / 1e6:.3f} ms, mean "
+              f"{ns / 1e3 / cnt if cnt else 0:.1f} us, p99 {p99 / 1e3:.1f} us")
+        ok &= abs(cnt - want) <= 0.01 * want and ns > 0 and p99 > 0
+    total = sum(int(r["ns"]) for r in rows)
+    other = sorted({(r["symbol"], r["reason"]) for r in rows if r["symbol"] not in ("rm_io3", "rm_io1")})
+    host = sum(ns for t, _, st, _, ns, _ in state_rows(d, vperf)
+               if t == tid and st.startswith(("in the host", "preempted on the host", "vCPU sleeping in the host")))
+    err = 100.0 * (total - host) / host if host else 100.0
+    print(f"exits: thread {tid}: its exits cost {total / 1e6:.3f} ms, its time in the host from --states "
+          f"{host / 1e6:.3f} ms ({err:+.2f}%, limit 2%); its other exits: {other[:6]}")
+    ok &= abs(err) <= 2.0
+    p = subprocess.run([vperf, "report", "--exits", "-i", d, "-j", "--tid", str(tid)], capture_output=True,
+                       text=True)
+    try:
+        j = json.loads(p.stdout)
+        jn = sum(r["ns"] for r in j["rows"])
+    except (ValueError, KeyError, TypeError) as e:
+        print(f"exits: -j: not the JSON it should be ({e}; exit {p.returncode})")
+        return False
+    print(f"exits: -j: {len(j['rows'])} rows, {jn} ns (CSV: {total} ns)")
+    ok &= jn == total == j["ns"]
+    # the same costs in the readers of the exports: the flame graph's frames and go tool pprof's cum column
+    # (every thread's: the functions are this thread's alone)
+    import re
+    import shutil
+    import tempfile
+    with tempfile.TemporaryDirectory() as t:
+        want = {fn: sum(int(r["ns"]) for r in rows if r["symbol"] == fn) for fn in ("rm_io3", "rm_io1")}
+        p = subprocess.run([vperf, "report", "--exits", "--flame", "-o", t + "/f.svg", "-i", d], capture_output=True,
+                           text=True)
+        svg = open(t + "/f.svg").read() if p.returncode == 0 else ""
+        for fn, ns in want.items():
+            m = re.search(rf"<title>{fn} \((\d+) ns", svg)
+            got = int(m.group(1)) if m else -1
+            print(f"exits: --flame: {fn} {got} ns (the table: {ns} ns)")
+            ok &= got == ns
+        if not shutil.which("go"):
+            print("exits: SKIP go tool pprof: `go` is not installed (Debian golang-go)")
+            return ok
+        p = subprocess.run([vperf, "export", "--exits", "--to", "pprof", "-o", t + "/e.pb.gz", "-i", d],
+                           capture_output=True, text=True)
+        q = subprocess.run(["go", "tool", "pprof", "-top", "-unit=ns", "-nodecount=100000", "-nodefraction=0",
+                            t + "/e.pb.gz"],
+                           capture_output=True, text=True, timeout=600)
+        for fn, ns in want.items():
+            m = re.search(rf"(\d+)ns +[\d.]+% +{fn}$", q.stdout, re.M)
+            got = int(m.group(1)) if m else -1
+            print(f"exits: pprof: {fn} cum {got} ns (export exit {p.returncode}, pprof exit {q.returncode})")
+            ok &= got == ns
+    return ok
+
+
 def states(d, vperf, port, n, sleeper, sleep_ms, waiter, waker, rounds):
     rows = state_rows(d, vperf)
     ok = True
@@ -833,6 +906,11 @@ def main():
     if len(sys.argv) == 11 and sys.argv[1] == "states":
         a = sys.argv
         ok = states(a[2], a[3], int(a[4], 0), int(a[5]), int(a[6]), int(a[7]), int(a[8]), int(a[9]), int(a[10]))
+        print("PASS" if ok else "FAIL")
+        return 0 if ok else 1
+    if len(sys.argv) == 7 and sys.argv[1] == "exits":
+        a = sys.argv
+        ok = exits(a[2], a[3], int(a[4]), int(a[5]), int(a[6]))
         print("PASS" if ok else "FAIL")
         return 0 if ok else 1
     if len(sys.argv) == 5 and sys.argv[1] == "states-steal":

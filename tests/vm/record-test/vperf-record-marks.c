@@ -51,6 +51,10 @@
  *	the other's FUTEX_WAKE): each side's waits end in the other's wake, and every pass makes
  *	one side block (the passer, or the woken side when the wakeup preempts the passer); prints
  *	"wake: waiter W waker K rounds N" (the states case: each side's waits name the other).
+ *   vperf-record-marks exits N M PORT
+ *	writes N times to PORT from rm_io3 and M times from rm_io1, interleaved (one write of
+ *	rm_io1 after each N/M of rm_io3); prints "exits: tid T rm_io3 N rm_io1 M" (the exits
+ *	case: `vperf report --exits` names each function with its count of io exits).
  *
  * Exits 0 when every marker call succeeded or was counted lost (-ENOSPC), 1 otherwise, 2 usage.
  */
@@ -555,9 +559,44 @@ static int waker(uint64_t n)
 	return 0;
 }
 
+/*
+ * One port write each: the guest RIP of the exit is inside the function that made it.  They
+ * write different values so that the compiler cannot fold them into one (-fipa-icf).
+ */
+__attribute__((noinline)) static void rm_io3(unsigned short port)
+{
+	outb(3, port);
+	__asm__ volatile("");
+}
+
+__attribute__((noinline)) static void rm_io1(unsigned short port)
+{
+	outb(1, port);
+	__asm__ volatile("");
+}
+
+static int io_exits(uint64_t n, uint64_t m, unsigned short port)
+{
+	uint64_t done3 = 0, done1 = 0;
+
+	if (ioperm(port, 1, 1)) {
+		perror("vperf-record-marks: ioperm");
+		return 1;
+	}
+	while (done3 < n || done1 < m) {
+		if (done3 < n)
+			rm_io3(port), done3++;
+		if (done1 < m && (done3 == n || done3 * m >= (done1 + 1) * n))
+			rm_io1(port), done1++;
+	}
+	printf("exits: tid %ld rm_io3 %llu rm_io1 %llu\n", (long)syscall(SYS_gettid),
+	       (unsigned long long)done3, (unsigned long long)done1);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t a, b;
+	uint64_t a, b, c;
 
 	if (argc == 4 && !strcmp(argv[1], "conserve") && !parse(argv[2], 1, 64, &a) &&
 	    !parse(argv[3], 1, 100000000, &b)) {
@@ -645,8 +684,11 @@ int main(int argc, char **argv)
 		return sleeper(a, b);
 	if (argc == 3 && !strcmp(argv[1], "wake") && !parse(argv[2], 1, 10000000, &a))
 		return waker(a);
+	if (argc == 5 && !strcmp(argv[1], "exits") && !parse(argv[2], 0, 10000000, &a) &&
+	    !parse(argv[3], 0, 10000000, &b) && !parse(argv[4], 1, 0xffff, &c))
+		return io_exits(a, b, (unsigned short)c);
 	fprintf(stderr, "usage: vperf-record-marks conserve THREADS(1..64) TOTAL | stream THREADS SECONDS | "
 		"order N PORT [devport] | sched THREADS SECONDS [HOP_MS] | steal SECONDS | sample SECONDS | profile SECONDS | scribble N CPU(0..1) | "
-		"sleep N MS | wake N\n");
+		"sleep N MS | wake N | exits N M PORT\n");
 	return 2;
 }
