@@ -44,7 +44,9 @@ static const char *key_of(struct vperf_report *r, const struct vperf_report_anal
 		snprintf(num, sizeof(num), "%" PRIu32, r->threads[x->thread].tid);
 		return vperf_report_strtab__intern(&t->owned, num);
 	case VPERF_EXIT_KEY_COMM:
-		if (x->thread < 0 || r->threads[x->thread].comm == UINT32_MAX)
+		if (x->thread < 0)
+			return VPERF_EXIT_NO_THREAD;
+		if (r->threads[x->thread].comm == UINT32_MAX)
 			return VPERF_REPORT_UNKNOWN;
 		return r->strings[r->threads[x->thread].comm];
 	case VPERF_EXIT_KEY_SYMBOL:	/* "[unknown] in dso" keeps files apart */
@@ -241,7 +243,7 @@ int vperf_report__add_exit_samples(struct vperf_report *r, const struct vperf_re
 	size_t n = a->nr_exits, nf = r->nr_frames, ns = r->nr_samples;
 	struct vperf_report_frame *frames;
 	struct vperf_report_sample *samples;
-	char **events, **strings, *name = strdup(VPERF_EXIT_COST_EVENT), *none = strdup("[no guest thread]");
+	char **events, **strings, *name = strdup(VPERF_EXIT_COST_EVENT), *none = strdup(VPERF_EXIT_NO_THREAD);
 	uint32_t none_comm = (uint32_t)r->nr_strings;
 
 	if (!name || !none || r->nr_events >= 64)

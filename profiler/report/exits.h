@@ -32,6 +32,7 @@ enum vperf_exit_key {
 extern const char *const vperf_exit_key_names[VPERF_EXIT_NR_KEYS];
 
 #define VPERF_EXIT_DEFAULT_SORT	"thread,symbol,reason"
+#define VPERF_EXIT_NO_THREAD	"[no guest thread]"	/* an exit's comm before any (boot) */
 
 /* Parse a --sort list for --exits: as vperf_report_keys_parse, -EINVAL with why. */
 int vperf_exit_keys_parse(const char *list, enum vperf_exit_key *keys, size_t max, size_t *nr,
@@ -74,7 +75,7 @@ void vperf_exit_table__exit(struct vperf_exit_table *t);
  * folded stacks): one sample per exit of a new event VPERF_EXIT_COST_EVENT (returned in
  * *event, its bit set in r->cost_events), its period the exit's cost in ns, its stack the guest
  * function at its RIP under the exit's reason (leaf), its thread the guest thread (or, for none,
- * a thread named "[no guest thread]").  0 or -ENOMEM (r is then as it was).
+ * a thread named VPERF_EXIT_NO_THREAD).  0 or -ENOMEM (r is then as it was).
  */
 int vperf_report__add_exit_samples(struct vperf_report *r, const struct vperf_report_analysis *a,
 				   int *event) __attribute__((warn_unused_result));
