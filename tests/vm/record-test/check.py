@@ -739,9 +739,18 @@ def chrome_nests(d, vperf):
     pts.sort()
     rising = all(b[1] >= a[1] for a, b in zip(pts, pts[1:]))
     step = statistics.median(b[1] - a[1] for a, b in zip(pts, pts[1:])) if len(pts) > 1 else 0
+    # the track is the recording's: the same counts as that thread's samples of the sampling NMI, in order.  How
+    # many there are per ms of vcpu-clock is the guest's and the machine's (an overflow raised while the last one
+    # is pending merges with it: tests/vm/README.md, contention), so the step is held to >= the 1 ms period
+    tid = name.rsplit(" ", 1)[-1]
+    rec = sorted((ts, int(m.group(1))) for ts, ev, p, _, _ in events(d)
+                 if ev == "sample" and field(p, "tid") == tid and '"thread_counts"' in p
+                 for m in [re.search(r"counts = \[ \[0\] = (\d+)", p)] if m)
+    same = [c for _, c in pts] == [c for _, c in rec]
     print(f"states: chrome: '{name}': {len(pts)} points, {'rising' if rising else 'NOT rising'}, median step "
-          f"{step / 1e6:.4f} ms (the thread samples every 1 ms of it; want within 10%)")
-    return states > 0 and bad == 0 and rising and len(pts) >= 100 and abs(step / 1e6 - 1) <= 0.1
+          f"{step / 1e6:.4f} ms (the thread samples every 1 ms of it: want >= 0.9 ms); the recording's "
+          f"{len(rec)} samples of tid {tid} carry {'the same' if same else 'OTHER'} counts")
+    return states > 0 and bad == 0 and rising and len(pts) >= 100 and step / 1e6 >= 0.9 and same
 
 
 def states_steal(d, vperf, pct):
