@@ -402,6 +402,12 @@ wait $watch 2>/dev/null
 	if [ -z "$st" ] && { [ $qst = 124 ] || [ $qst = 143 ]; }; then
 		echo "vm-run: the guest timed out"
 		st=124
+	elif [ -z "$st" ] && [ $qst = 0 ]; then
+		# the guest's /init reports a result before it powers off: QEMU ending by itself without one is a
+		# guest reset, which -no-reboot turns into an exit (a triple fault; nested, the L2 crash of
+		# tests/vm/README.md, "Known failure modes")
+		echo "vm-run: the guest crashed: it reset itself (a triple fault or a reboot) before its VPERF-L2-RESULT line; QEMU -no-reboot exited 0"
+		st=123
 	elif [ -z "$st" ]; then
 		echo "vm-run: no VPERF-L2-RESULT line from the guest (QEMU exited $qst)"
 		st=126
