@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * vperf report [-i DIR] [--sort keys] [-g caller|callee] [--stdio | -x SEP | -j]
+ * vperf report [-i DIR] [--sort keys] [-g caller|callee] [--[no-]children] [--stdio | -x SEP | -j]
  * vperf report --header [-i DIR]
  * vperf report --states [-i DIR] [--tid T] [--vcpu N] [--stdio | -x SEP | -j]
  * vperf report --exits [-i DIR] [--sort keys] [--tid T] [--vcpu N] [--stdio | -x SEP | -j]
@@ -42,7 +42,8 @@
 #define CHAIN_MIN_PCT	0.5	/* -g: chains under this share of the event are summed up */
 
 static const char *const report_synopsis[] = {
-	"vperf report [-i <dir>] [--sort key[,key...]] [-g caller|callee] [--stdio|-x <sep>|-j]",
+	"vperf report [-i <dir>] [--sort key[,key...]] [-g caller|callee] [--children|--no-children] "
+	"[--stdio|-x <sep>|-j]",
 	"vperf report --header [-i <dir>]",
 	"vperf report --states [-i <dir>] [--tid <tid>] [--vcpu <n>] [--stdio|-x <sep>|-j]",
 	"vperf report --exits [-i <dir>] [--sort key[,key...]] [--tid <tid>] [--vcpu <n>] "
@@ -56,7 +57,7 @@ enum format { FMT_STDIO, FMT_CSV, FMT_JSON };
 struct report_opts {
 	const char *dir, *sort, *sep, *output, *guest_root;
 	enum format fmt;
-	bool header, graph, caller, states, exits, flame;
+	bool header, graph, caller, states, exits, flame, children, no_children;
 	long tid, vcpu;			/* -1: all */
 };
 
@@ -78,6 +79,12 @@ static const struct cli_option report_options[] = {
 	CLI_OPT_CB(T, 'g', "call-graph", "order", graph_arg, "print each row's callchains, caller "
 		   "(root first) or callee (the sampled function first); the recording needs "
 		   "`vperf record -g`"),
+	CLI_OPT_FLAG(T, 0, "children", children, "with --sort by symbol: a row for every function on a "
+		     "sample's stack, Children (what it and everything it called cost) beside Self "
+		     "(what it cost itself), most Children first, as perf report shows them (the "
+		     "default when the recording has callchains)"),
+	CLI_OPT_FLAG(T, 0, "no-children", no_children, "rows of the sampled functions only, most "
+		     "Self first (the default without callchains)"),
 	CLI_OPT_CB(T, 0, "stdio", NULL, stdio_arg, "a table for people (the default)"),
 	CLI_OPT_CB(T, 'x', "field-separator", "sep", sep_arg, "CSV: a header line, then one line "
 		   "per row, fields separated by sep"),
@@ -218,6 +225,11 @@ static int parse_opts(struct report_opts *o, int argc, char **argv)
 		return cli_usage_error(&report_usage, "-i needs a directory, not an empty name");
 	if (o->graph && o->fmt == FMT_CSV)
 		status = cli_usage_error(&report_usage, "-g prints with --stdio or -j, not -x");
+	else if (o->children && o->no_children)
+		status = cli_usage_error(&report_usage, "--children or --no-children, not both");
+	else if ((o->children || o->no_children) && (o->states || o->exits || o->flame || o->header))
+		status = cli_usage_error(&report_usage, "--children and --no-children go with the "
+					 "sample tables");
 	else if ((o->tid >= 0 || o->vcpu >= 0) && !o->states && !o->exits)
 		status = cli_usage_error(&report_usage, "--tid and --vcpu go with --states or "
 					 "--exits");
@@ -324,10 +336,10 @@ static void print_stdio(struct vperf_report *r, const struct vperf_report_hist *
 		if (width[k] > 60)
 			width[k] = 60;
 	}
-	fprintf(out, "# Overhead  Samples");
+	fprintf(out, h->children ? "# Children      Self  Samples" : "# Overhead  Samples");
 	for (size_t k = 0; k < h->nr_keys; k++)
 		fprintf(out, "  %-*s", k + 1 < h->nr_keys ? width[k] : 0, key_titles[h->keys[k]]);
-	fprintf(out, "\n# ........  .......");
+	fprintf(out, h->children ? "\n# ........  ........  ......." : "\n# ........  .......");
 	for (size_t k = 0; k < h->nr_keys; k++) {
 		int w = k + 1 < h->nr_keys ? width[k] : (int)strlen(key_titles[h->keys[k]]);
 
@@ -340,7 +352,11 @@ static void print_stdio(struct vperf_report *r, const struct vperf_report_hist *
 		const struct vperf_report_row *row = &h->rows[i];
 		uint64_t shown = 0, rest = 0;
 
-		fprintf(out, "  %7.2f%%  %7" PRIu64, pct(row->period, h->period), row->samples);
+		if (h->children)
+			fprintf(out, "  %7.2f%%  %7.2f%%  %7" PRIu64, pct(row->children_period, h->period),
+				pct(row->period, h->period), row->samples);
+		else
+			fprintf(out, "  %7.2f%%  %7" PRIu64, pct(row->period, h->period), row->samples);
 		for (size_t k = 0; k < h->nr_keys; k++) {
 			const char *t = cell(h, row, k, buf, sizeof(buf));
 			int w = k + 1 < h->nr_keys ? width[k] : 0;
@@ -398,6 +414,8 @@ static void print_csv(struct vperf_report *r, const struct vperf_report_hist *h,
 
 	if (first) {
 		fprintf(out, "event%soverhead%ssamples%speriod", sep, sep, sep);
+		if (h->children)
+			fprintf(out, "%schildren%schildren_period", sep, sep);
 		for (size_t k = 0; k < h->nr_keys; k++)
 			fprintf(out, "%s%s", sep, vperf_report_key_names[h->keys[k]]);
 		fputc('\n', out);
@@ -408,6 +426,9 @@ static void print_csv(struct vperf_report *r, const struct vperf_report_hist *h,
 		csv_field(r->events[h->event], sep, out);
 		fprintf(out, "%s%.2f%s%" PRIu64 "%s%" PRIu64, sep, pct(row->period, h->period), sep,
 			row->samples, sep, row->period);
+		if (h->children)
+			fprintf(out, "%s%.2f%s%" PRIu64, sep, pct(row->children_period, h->period), sep,
+				row->children_period);
 		for (size_t k = 0; k < h->nr_keys; k++) {
 			fputs(sep, out);
 			csv_field(cell(h, row, k, buf, sizeof(buf)), sep, out);
@@ -434,6 +455,9 @@ static void print_json(struct vperf_report *r, const struct vperf_report_hist *h
 		fprintf(out, "%s{\"overhead\":%.4f,\"samples\":%" PRIu64 ",\"period\":%" PRIu64
 			",\"kernel\":%s", i ? "," : "", pct(row->period, h->period), row->samples,
 			row->period, row->kernel ? "true" : "false");
+		if (h->children)
+			fprintf(out, ",\"children\":%.4f,\"children_period\":%" PRIu64,
+				pct(row->children_period, h->period), row->children_period);
 		for (size_t k = 0; k < h->nr_keys; k++) {
 			fprintf(out, ",\"%s\":", vperf_report_key_names[h->keys[k]]);
 			esc_json(out, cell(h, row, k, buf, sizeof(buf)));
@@ -473,6 +497,25 @@ static bool has_guest_kernel_samples(const struct vperf_report *r)
 	return false;
 }
 
+/* Whether a sample has callers: the recording took callchains (an env that says so, or not). */
+static bool has_chains(const struct vperf_report *r)
+{
+	if (r->callchains)
+		return true;
+	for (size_t i = 0; i < r->nr_samples; i++)
+		if (r->samples[i].nr_frames > 1)
+			return true;
+	return false;
+}
+
+static bool has_symbol_key(const enum vperf_report_key *keys, size_t nr)
+{
+	for (size_t k = 0; k < nr; k++)
+		if (keys[k] == VPERF_REPORT_KEY_SYMBOL)
+			return true;
+	return false;
+}
+
 static int report(const struct report_opts *o)
 {
 	const char *sort = o->sort ? o->sort : DEFAULT_SORT;
@@ -480,6 +523,7 @@ static int report(const struct report_opts *o)
 	struct vperf_report *r;
 	size_t nr_keys;
 	char why[512];
+	bool children;
 	int err, status = 0;
 
 	if (vperf_report_keys_parse(sort, keys, 16, &nr_keys, why, sizeof(why)))
@@ -497,6 +541,8 @@ static int report(const struct report_opts *o)
 	if (r->vm_name && !r->have_gksyms && has_guest_kernel_samples(r))
 		cli_warn("report", "%s: the guest kernel's frames are [unknown]: %s", o->dir,
 			 r->gksyms_note ? r->gksyms_note : "the recording has none of its symbols");
+	/* perf's default: Children where there are callchains to count them from */
+	children = o->children || (!o->no_children && has_chains(r));
 	if (o->graph && !r->callchains)
 		cli_warn("report", "-g: %s has no callchains (record with `vperf record -g`): each "
 			 "chain is its sample's own frame", o->dir);
@@ -517,7 +563,9 @@ static int report(const struct report_opts *o)
 	for (size_t e = 0; e < r->nr_events; e++) {
 		struct vperf_report_hist h;
 
-		err = vperf_report_hist__build(r, (int)e, keys, nr_keys, o->graph, &h);
+		err = vperf_report_hist__build(r, (int)e, keys, nr_keys,
+					       (o->graph ? VPERF_HIST_CHAINS : 0) |
+					       (children ? VPERF_HIST_CHILDREN : 0), &h);
 		if (err) {
 			status = cli_error("report", "%s: out of memory", o->dir);
 			break;
@@ -537,6 +585,8 @@ static int report(const struct report_opts *o)
 	}
 	if (o->fmt == FMT_CSV && !r->nr_events) {
 		printf("event%soverhead%ssamples%speriod", o->sep, o->sep, o->sep);
+		if (children && has_symbol_key(keys, nr_keys))
+			printf("%schildren%schildren_period", o->sep, o->sep);
 		for (size_t k = 0; k < nr_keys; k++)
 			printf("%s%s", o->sep, vperf_report_key_names[keys[k]]);
 		putchar('\n');

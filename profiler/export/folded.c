@@ -76,7 +76,7 @@ int vperf_export_folded(struct vperf_report *r, int event, FILE *out, char *why,
 	struct vperf_report_hist h;
 	struct line *lines = NULL;
 	size_t n = 0, cap = 0;
-	int err = vperf_report_hist__build(r, event, keys, 1, true, &h);
+	int err = vperf_report_hist__build(r, event, keys, 1, VPERF_HIST_CHAINS, &h);
 
 	if (err)
 		goto out_msg;

@@ -258,7 +258,7 @@ int vperf_export_pprof(struct vperf_report *r, int event, FILE *out, char *why, 
 	size_t len;
 	int err;
 
-	err = vperf_report_hist__build(r, event, keys, 3, true, &h);
+	err = vperf_report_hist__build(r, event, keys, 3, VPERF_HIST_CHAINS, &h);
 	if (err)
 		goto out_msg;
 	err = str(&p, "", &empty);	/* string_table[0] is "" */

@@ -133,6 +133,15 @@ static int by_period(const void *a, const void *b)
 	return 0;
 }
 
+static int by_children(const void *a, const void *b)
+{
+	const struct vperf_report_row *x = a, *y = b;
+
+	if (x->children_period != y->children_period)
+		return x->children_period > y->children_period ? -1 : 1;
+	return by_period(a, b);
+}
+
 static int chain_by_period(const void *a, const void *b)
 {
 	const struct vperf_report_chain *x = a, *y = b;
@@ -142,12 +151,102 @@ static int chain_by_period(const void *a, const void *b)
 	return x->sample < y->sample ? -1 : x->sample > y->sample;
 }
 
-int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf_report_key *keys,
-			     size_t nr_keys, bool chains, struct vperf_report_hist *h)
+/* The rows being built: their index by key tuple, and each one's chains' index. */
+struct building {
+	struct vperf_report_strtab rows, *ct;
+	size_t cap;
+};
+
+/*
+ * The row of the key tuple made of the sample's keys, with frame f's symbol and DSO for those
+ * keys (f: the leaf for the sample's own row, a caller for a Children row; NULL: none).
+ * Its index in *idx; 0 or -ENOMEM.
+ */
+static int row_of(struct vperf_report *r, struct vperf_report_hist *h, struct building *b,
+		  const struct vperf_report_sample *s, const struct vperf_report_frame *f,
+		  bool by_symbol, size_t *idx)
 {
-	struct vperf_report_strtab rows = { 0 }, *ct = NULL;
+	const char *key[VPERF_REPORT_NR_KEYS] = { 0 };
+	struct vperf_report_row *row;
+	char tuple[4096];
+	size_t off = 0;
+	bool added;
+
+	for (size_t k = 0; k < h->nr_keys; k++) {
+		if (h->keys[k] == VPERF_REPORT_KEY_SYMBOL)
+			key[k] = f ? f->sym : VPERF_REPORT_UNKNOWN;
+		else if (h->keys[k] == VPERF_REPORT_KEY_DSO)
+			key[k] = f ? f->dso : VPERF_REPORT_UNKNOWN;
+		else
+			key[k] = key_of(r, h, s, h->keys[k]);
+		if (!key[k])
+			return -ENOMEM;
+		off += (size_t)snprintf(tuple + off, sizeof(tuple) - off, "%s\n", key[k]);
+		if (off >= sizeof(tuple))
+			off = sizeof(tuple) - 1;
+	}
+	/* a symbol's row is also its DSO's: "main" of two programs are two rows */
+	if (f && by_symbol)
+		snprintf(tuple + off, sizeof(tuple) - off, "%s", f->dso);
+	if (vperf_report_strtab__get(&b->rows, tuple, h->nr_rows, idx, &added))
+		return -ENOMEM;
+	if (!added)
+		return 0;
+	if (h->nr_rows == b->cap) {
+		size_t c = b->cap ? 2 * b->cap : 64;
+		struct vperf_report_row *g = realloc(h->rows, c * sizeof(*g));
+		struct vperf_report_strtab *n = realloc(b->ct, c * sizeof(*n));
+
+		if (n)
+			b->ct = n;
+		if (g)
+			h->rows = g;
+		if (!g || !n)
+			return -ENOMEM;
+		b->cap = c;
+	}
+	row = &h->rows[h->nr_rows];
+	memset(row, 0, sizeof(*row));
+	memset(&b->ct[h->nr_rows], 0, sizeof(*b->ct));
+	memcpy(row->key, key, sizeof(key));
+	row->kernel = f && f->kernel;
+	row->dso = f ? f->dso : VPERF_REPORT_UNKNOWN;
+	h->nr_rows++;
+	return 0;
+}
+
+/*
+ * Children: the sample's period goes to the row of every function on its stack once (a
+ * recursive one once), its own included, as perf report --children counts.
+ */
+static int add_children(struct vperf_report *r, struct vperf_report_hist *h, struct building *b,
+			const struct vperf_report_sample *s)
+{
+	for (size_t j = 0; j < s->nr_frames; j++) {
+		const struct vperf_report_frame *f = vperf_report__frame(r, s->frame + j);
+		bool seen = false;
+		size_t idx;
+
+		for (size_t i = 0; i < j && !seen; i++) {
+			const struct vperf_report_frame *g = vperf_report__frame(r, s->frame + i);
+
+			seen = g->found == f->found && g->sym == f->sym && !strcmp(g->dso, f->dso);
+		}
+		if (seen)
+			continue;
+		if (row_of(r, h, b, s, f, true, &idx))
+			return -ENOMEM;
+		h->rows[idx].children_samples++;
+		h->rows[idx].children_period += s->period;
+	}
+	return 0;
+}
+
+int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf_report_key *keys,
+			     size_t nr_keys, unsigned int flags, struct vperf_report_hist *h)
+{
+	struct building b = { 0 };
 	bool by_symbol = false;
-	size_t cap = 0;
 	int err = 0;
 
 	memset(h, 0, sizeof(*h));
@@ -156,13 +255,12 @@ int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf
 	memcpy(h->keys, keys, h->nr_keys * sizeof(*keys));
 	for (size_t k = 0; k < h->nr_keys; k++)
 		by_symbol |= h->keys[k] == VPERF_REPORT_KEY_SYMBOL;
+	/* callers have rows of their own only where rows are by symbol */
+	h->children = (flags & VPERF_HIST_CHILDREN) && by_symbol;
 	for (size_t i = 0; i < r->nr_samples && !err; i++) {
 		const struct vperf_report_sample *s = &r->samples[i];
 		const struct vperf_report_frame *leaf;
-		const char *key[VPERF_REPORT_NR_KEYS] = { 0 };
-		char tuple[4096];
-		size_t off = 0, idx;
-		bool added;
+		size_t idx;
 
 		if ((int)s->event != event)
 			continue;
@@ -171,60 +269,30 @@ int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf
 		h->period += s->period;
 		if (!leaf || !leaf->found)
 			h->unresolved++;
-		for (size_t k = 0; k < h->nr_keys; k++) {
-			key[k] = key_of(r, h, s, h->keys[k]);
-			if (!key[k]) {
-				err = -ENOMEM;
-				break;
-			}
-			off += (size_t)snprintf(tuple + off, sizeof(tuple) - off, "%s\n", key[k]);
-			if (off >= sizeof(tuple))
-				off = sizeof(tuple) - 1;
-		}
+		err = row_of(r, h, &b, s, leaf, by_symbol, &idx);
 		if (err)
 			break;
-		/* a symbol's row is also its DSO's: "main" of two programs are two rows */
-		if (leaf && by_symbol)
-			snprintf(tuple + off, sizeof(tuple) - off, "%s", leaf->dso);
-		err = vperf_report_strtab__get(&rows, tuple, h->nr_rows, &idx, &added);
-		if (err)
-			break;
-		if (added) {
-			struct vperf_report_row *row;
-			struct vperf_report_strtab *n;
-
-			if (h->nr_rows == cap) {
-				size_t c = cap ? 2 * cap : 64;
-				struct vperf_report_row *g = realloc(h->rows, c * sizeof(*g));
-
-				n = realloc(ct, c * sizeof(*n));
-				if (n)
-					ct = n;
-				if (g)
-					h->rows = g;
-				if (!g || !n) {
-					err = -ENOMEM;
-					break;
-				}
-				cap = c;
-			}
-			row = &h->rows[h->nr_rows];
-			memset(row, 0, sizeof(*row));
-			memset(&ct[h->nr_rows], 0, sizeof(*ct));
-			memcpy(row->key, key, sizeof(key));
-			row->kernel = leaf && leaf->kernel;
-			row->dso = leaf ? leaf->dso : VPERF_REPORT_UNKNOWN;
-			h->nr_rows++;
-		}
 		h->rows[idx].samples++;
 		h->rows[idx].period += s->period;
-		if (chains)
-			err = add_chain(r, &h->rows[idx], &ct[idx], i);
+		if (!h->children) {
+			h->rows[idx].children_samples++;
+			h->rows[idx].children_period += s->period;
+		}
+		if (flags & VPERF_HIST_CHAINS)
+			err = add_chain(r, &h->rows[idx], &b.ct[idx], i);
+		if (!err && h->children) {
+			if (s->nr_frames)
+				err = add_children(r, h, &b, s);
+			else {
+				h->rows[idx].children_samples++;
+				h->rows[idx].children_period += s->period;
+			}
+		}
 	}
-	for (size_t i = 0; ct && i < h->nr_rows; i++)
-		vperf_report_strtab__exit(&ct[i]);
-	free(ct);
-	vperf_report_strtab__exit(&rows);
+	for (size_t i = 0; b.ct && i < h->nr_rows; i++)
+		vperf_report_strtab__exit(&b.ct[i]);
+	free(b.ct);
+	vperf_report_strtab__exit(&b.rows);
 	if (err) {
 		vperf_report_hist__exit(h);
 		return err;
@@ -234,7 +302,7 @@ int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf
 			qsort(h->rows[i].chains, h->rows[i].nr_chains, sizeof(*h->rows[i].chains),
 			      chain_by_period);
 	if (h->nr_rows > 1)
-		qsort(h->rows, h->nr_rows, sizeof(*h->rows), by_period);
+		qsort(h->rows, h->nr_rows, sizeof(*h->rows), h->children ? by_children : by_period);
 	return 0;
 }
 

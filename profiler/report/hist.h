@@ -48,7 +48,9 @@ struct vperf_report_row {
 	const char *key[VPERF_REPORT_NR_KEYS];	/* per key of the histogram, in its order */
 	bool kernel;			/* the symbol is a kernel one ([k]) */
 	const char *dso;		/* the DSO of its symbol (rows never mix DSOs) */
-	uint64_t samples, period;
+	uint64_t samples, period;	/* its own: the samples whose function it is (Self) */
+	uint64_t children_samples;	/* its own and those of every function it called */
+	uint64_t children_period;	/* (Children; without VPERF_HIST_CHILDREN, its own) */
 	struct vperf_report_chain *chains;	/* -g: distinct callchains, most period first */
 	size_t nr_chains;
 };
@@ -62,15 +64,18 @@ struct vperf_report_hist {
 	size_t nr_rows;
 	uint64_t samples, period;
 	uint64_t unresolved;		/* samples whose own frame has no symbol */
+	bool children;			/* rows of callers too, sorted by children_period */
 	struct vperf_report_strtab owned;	/* key strings made for rows (tids) */
 };
 
-/*
- * Build event's histogram over keys; with chains, each row's distinct callchains too.
- * 0 or -ENOMEM.
- */
+#define VPERF_HIST_CHAINS	1u	/* each row's distinct callchains too */
+#define VPERF_HIST_CHILDREN	2u	/* where rows are by symbol: a row for every function on
+					 * a sample's stack, with what it and its callees cost
+					 * (perf report's Children), most of that first */
+
+/* Build event's histogram over keys (flags: VPERF_HIST_*).  0 or -ENOMEM. */
 int vperf_report_hist__build(struct vperf_report *r, int event, const enum vperf_report_key *keys,
-			     size_t nr_keys, bool chains, struct vperf_report_hist *h)
+			     size_t nr_keys, unsigned int flags, struct vperf_report_hist *h)
 	__attribute__((warn_unused_result));
 void vperf_report_hist__exit(struct vperf_report_hist *h);
 

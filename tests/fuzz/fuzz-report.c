@@ -607,6 +607,46 @@ static void check_report(struct vperf_report *r)
 		vperf_report__thread_name(r, (int32_t)i, buf, sizeof(buf));
 }
 
+/*
+ * --exits: each exit's cost lies within it, the table's rows add up to the exits, and the
+ * exits as samples (the exporters' input) keep the recording's frames in range.
+ */
+static void check_exits(struct vperf_report *r)
+{
+	static const enum vperf_exit_key keys[] = {
+		VPERF_EXIT_KEY_TID, VPERF_EXIT_KEY_COMM, VPERF_EXIT_KEY_SYMBOL, VPERF_EXIT_KEY_DSO,
+		VPERF_EXIT_KEY_REASON, VPERF_EXIT_KEY_VCPU,
+	};
+	struct vperf_report_analysis a;
+	struct vperf_exit_table t;
+	uint64_t count = 0;
+	int ev;
+
+	if (vperf_report__analyse(r, VPERF_ANALYSE_EXITS, &a))
+		return;
+	for (size_t i = 0; i < a.nr_exits; i++) {
+		const struct vperf_report_exit *x = &a.exits[i];
+
+		if (x->end < x->ts || x->kvm_ns + x->vmm_ns + x->preempted_ns + x->sleep_ns > x->end - x->ts ||
+		    x->tlev >= r->nr_tlevs || (x->thread >= 0 && (size_t)x->thread >= r->nr_threads))
+			fuzz_fail("exit %zu: %" PRIu64 "..%" PRIu64 ", cost over its time or out of range",
+				  i, x->ts, x->end);
+	}
+	if (!vperf_exit_table__build(r, &a, keys, sizeof(keys) / sizeof(keys[0]), &t)) {
+		for (size_t i = 0; i < t.nr_rows; i++)
+			count += t.rows[i].count;
+		if (count != a.nr_exits || t.count != a.nr_exits)
+			fuzz_fail("exits: rows count %" PRIu64 " of %zu exits", count, a.nr_exits);
+		vperf_exit_table__exit(&t);
+	}
+	if (a.nr_exits && !vperf_report__add_exit_samples(r, &a, &ev))
+		for (size_t i = 0; i < r->nr_samples; i++)
+			if (r->samples[i].nr_frames && r->samples[i].frame + r->samples[i].nr_frames >
+			    r->nr_frames)
+				fuzz_fail("exit samples: sample %zu's frames out of range", i);
+	vperf_report_analysis__exit(&a);
+}
+
 static void check_hist(struct vperf_report *r, int event)
 {
 	static const enum vperf_report_key keys[] = {
@@ -618,11 +658,16 @@ static void check_hist(struct vperf_report *r, int event)
 
 	for (size_t i = 0; i < r->nr_samples; i++)
 		want += (int)r->samples[i].event == event;
-	if (vperf_report_hist__build(r, event, keys, sizeof(keys) / sizeof(keys[0]), true, &h))
+	if (vperf_report_hist__build(r, event, keys, sizeof(keys) / sizeof(keys[0]),
+				     VPERF_HIST_CHAINS | VPERF_HIST_CHILDREN, &h))
 		return;		/* -ENOMEM */
 	for (size_t i = 0; i < h.nr_rows; i++) {
 		uint64_t chains = 0;
 
+		/* Children holds Self and is never more than every sample */
+		if (h.rows[i].children_samples < h.rows[i].samples || h.rows[i].children_samples > want)
+			fuzz_fail("hist: a row's Children %" PRIu64 " samples, Self %" PRIu64 ", of %"
+				  PRIu64, h.rows[i].children_samples, h.rows[i].samples, want);
 		rows += h.rows[i].samples;
 		for (size_t c = 0; c < h.rows[i].nr_chains; c++) {
 			chains += h.rows[i].chains[c].samples;
@@ -775,6 +820,7 @@ static void run_analyses(struct vperf_report *r)
 					  a.spans[i].start, a.spans[i].end, a.spans[i].state);
 		vperf_report_analysis__exit(&a);
 	}
+	check_exits(r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -45,12 +45,13 @@ def measured(stdout):
     return {k: float(v) for k, v in got.items()}
 
 
-def record_hot(name="rec", b_ms=200):
-    """Record hot3to1 at 1000 Hz with callchains: (dir, the CPU times it measured)."""
+def record_hot(name="rec", b_ms=200, shared=False):
+    """Record hot3to1 (shared: its callers of one helper) at 1000 Hz with callchains: (dir, the CPU
+    times it measured)."""
     need_perf()
     d = p(name)
     r = vperf("record", "-q", "-g", "-F", "1000", "-o", d, "--", os.path.join(WORKLOADS, "hot3to1"),
-              str(b_ms), timeout=90)
+              *(["shared"] if shared else []), str(b_ms), timeout=90)
     check(r.returncode == 0, "vperf record exited %d" % r.returncode)
     ms = measured(r.stdout)
     want = ms["hot_a"] / ms["hot_b"]
@@ -94,7 +95,7 @@ def check_ratio(what, a, b, ms):
 
 def test_sort_symbol_csv_gives_hot_a_and_hot_b_3_to_1():
     d, ms = record_hot()
-    rows = report_csv(d, "--sort", "symbol")
+    rows = report_csv(d, "--sort", "symbol", "--no-children")
     check(list(rows[0]) == ["event", "overhead", "samples", "period", "symbol"],
           "CSV header %r" % list(rows[0]))
     by = {r["symbol"]: r for r in rows}
@@ -111,6 +112,39 @@ def test_sort_symbol_csv_gives_hot_a_and_hot_b_3_to_1():
     if n is not None:
         check(total == n, "the report counts %d samples, babeltrace2 reads %d" % (total, n))
         print("babeltrace2 reads %d sample events: the report's total" % n)
+
+
+def test_children_give_the_callers_of_a_shared_helper_their_3_to_1():
+    """hot_a and hot_b spend their time in one helper they both call: Self puts (nearly) every
+    sample in hot_shared, and only Children, the default with callchains, tells hot_a's 3:1 over
+    hot_b, as perf report --children does; main's Children is (nearly) every sample."""
+    d, ms = record_hot("shared", shared=True)
+    rows = report_csv(d, "--sort", "symbol")
+    check(list(rows[0]) == ["event", "overhead", "samples", "period", "children", "children_period", "symbol"],
+          "CSV header %r" % list(rows[0]))
+    by = {r["symbol"]: r for r in rows}
+    for f in ("hot_shared", "hot_a", "hot_b", "main"):
+        check(f in by, "no row for %s: %r" % (f, list(by)[:12]))
+    total = sum(int(r["samples"]) for r in rows)
+    own = int(by["hot_shared"]["samples"])
+    print("hot_shared: Self %d of %d samples; hot_a Self %s, hot_b Self %s; main Children %s%%"
+          % (own, total, by["hot_a"]["samples"], by["hot_b"]["samples"], by["main"]["children"]))
+    check(own >= 0.9 * total, "hot_shared's Self is %d of %d samples" % (own, total))
+    a, b = int(by["hot_a"]["children_period"]), int(by["hot_b"]["children_period"])
+    check_ratio("vperf report --children, by period", a, b, ms)
+    check(float(by["main"]["children"]) >= 90, "main's Children %s%%" % by["main"]["children"])
+    ch = [int(r["children_period"]) for r in rows]
+    check(ch == sorted(ch, reverse=True), "rows not sorted by Children: %r" % ch[:10])
+    # --no-children: the sampled functions only, as before
+    rows = report_csv(d, "--sort", "symbol", "--no-children")
+    names = {r["symbol"] for r in rows}
+    check("main" not in names and "children" not in rows[0], "--no-children still has callers' rows: %r"
+          % sorted(names)[:12])
+    r = vperf("report", "-i", d, "--sort", "symbol")
+    check(r.returncode == 0 and re.search(r"^# Children +Self +Samples", r.stdout, re.M),
+          "the table's header: %r" % r.stdout[:400])
+    bad(["report", "-i", d, "--children", "--no-children"], r"--children or --no-children, not both",
+        "both")
 
 
 def test_pprof_top_gives_the_same_3_to_1():

@@ -894,6 +894,55 @@ static void hist_by_symbol_sorts_by_period_and_counts_the_unresolved(void **stat
 	vperf_report__delete(r);
 }
 
+/*
+ * Children (perf report --children): a row for every function on a stack, with the period of
+ * every sample it is on, counted once per sample however often it recurses; Self stays the
+ * sampled function's.  main is on all 10 samples (Self 0), hot_b under sys_read's sample too,
+ * hot_a recursing in an 11th sample once.
+ */
+static void hist_children_count_each_function_on_a_stack_once_callers_first(void **state)
+{
+	struct vperf_report *r = known_report();
+	const struct frame_def *rec[] = { &F_A, &F_A, &F_MAIN };
+	enum vperf_report_key keys[] = { VPERF_REPORT_KEY_COMM, VPERF_REPORT_KEY_SYMBOL };
+	enum vperf_report_key tk[] = { VPERF_REPORT_KEY_TID };
+	struct vperf_report_hist h;
+
+	(void)state;
+	add(r, 10, rec, 3, 1);
+	assert_int_equal(vperf_report_hist__build(r, 0, keys, 2, VPERF_HIST_CHILDREN, &h), 0);
+	assert_true(h.children);
+	assert_int_equal(h.samples, 11);
+	assert_int_equal(h.nr_rows, 5);
+	assert_string_equal(h.rows[0].key[1], "main");		/* most Children first */
+	assert_int_equal(h.rows[0].children_samples, 11);
+	assert_int_equal(h.rows[0].children_period, 11000);
+	assert_int_equal(h.rows[0].samples, 0);
+	assert_string_equal(h.rows[1].key[1], "hot_a");
+	assert_int_equal(h.rows[1].children_samples, 6);	/* the recursion once */
+	assert_int_equal(h.rows[1].samples, 6);
+	assert_string_equal(h.rows[2].key[1], "hot_b");
+	assert_int_equal(h.rows[2].children_samples, 3);
+	assert_int_equal(h.rows[2].samples, 2);
+	assert_string_equal(h.rows[3].key[1], "[unknown]");
+	assert_string_equal(h.rows[3].dso, "libx.so");
+	assert_int_equal(h.rows[3].children_samples, 2);
+	assert_string_equal(h.rows[4].key[1], "sys_read");
+	assert_true(h.rows[4].kernel);
+	assert_int_equal(h.rows[4].children_samples, 1);
+	for (size_t i = 0; i < h.nr_rows; i++)
+		assert_string_equal(h.rows[i].key[0], "app");
+	vperf_report_hist__exit(&h);
+
+	/* no symbol key: nothing to call, Children is Self */
+	assert_int_equal(vperf_report_hist__build(r, 0, tk, 1, VPERF_HIST_CHILDREN, &h), 0);
+	assert_false(h.children);
+	assert_int_equal(h.nr_rows, 2);
+	assert_int_equal(h.rows[0].children_period, h.rows[0].period);
+	vperf_report_hist__exit(&h);
+	vperf_report__delete(r);
+}
+
 static char *folded_of(struct vperf_report *r)
 {
 	char *buf = NULL;
@@ -1032,6 +1081,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(reader_scales_to_many_names_threads_and_mappings),
 		cmocka_unit_test(sort_keys_parse_and_refuse_unknown_ones),
 		cmocka_unit_test(hist_by_symbol_sorts_by_period_and_counts_the_unresolved),
+		cmocka_unit_test(hist_children_count_each_function_on_a_stack_once_callers_first),
 		cmocka_unit_test(folded_known_stacks_root_first_with_counts),
 		cmocka_unit_test(pprof_known_profile_decodes_back),
 	};
