@@ -132,18 +132,17 @@ static int export_dir(const char *cmd, const struct export_opts *o,
 static int exit_samples(const char *cmd, struct vperf_report *r, const char *dir, int *event)
 {
 	struct vperf_report_analysis a;
-	int err = vperf_report__analyse(r, VPERF_ANALYSE_EXITS, &a);
+	int err = vperf_report__analyse_exits(r, &a);
 
-	if (err == -ENOENT || (!err && !a.host_events)) {
-		if (!err)
-			vperf_report_analysis__exit(&a);
-		return cli_error(cmd, "--exits: %s has no host kvm_exit events of its vCPU threads: "
-				 "record the VM with `vperf vm record` (without --no-host-events) or "
-				 "`vperf kvm record` (docs/states.md, \"Exits\")", dir);
-	}
-	if (!err)
+	if (err == -ENOENT)
+		return cli_error(cmd, "--exits: %s " VPERF_EXIT_NEED, dir);
+	if (!err) {
 		err = vperf_report__add_exit_samples(r, &a, event);
-	vperf_report_analysis__exit(&a);
+		vperf_report_analysis__exit(&a);
+	}
+	if (err == -E2BIG)
+		return cli_error(cmd, "--exits: %s has 64 sampled events already, the most an export "
+				 "takes with the exits' cost beside them", dir);
 	return err ? cli_error(cmd, "%s: out of memory", dir) : 0;
 }
 

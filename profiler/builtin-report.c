@@ -1023,14 +1023,9 @@ static int report_exits(const struct report_opts *o)
 	err = vperf_report__open(o->dir, &r, why, sizeof(why));
 	if (err)
 		return cli_error("report", "%s: %s", o->dir, why);
-	err = vperf_report__analyse(r, VPERF_ANALYSE_EXITS, &a);
-	if (err == -ENOENT || (!err && !a.host_events)) {
-		status = cli_error("report", "--exits: %s has no host kvm_exit events of its vCPU "
-				   "threads: record the VM with `vperf vm record` (without "
-				   "--no-host-events) or `vperf kvm record` (docs/states.md, "
-				   "\"Exits\")", o->dir);
-		if (!err)
-			vperf_report_analysis__exit(&a);
+	err = vperf_report__analyse_exits(r, &a);
+	if (err == -ENOENT) {
+		status = cli_error("report", "--exits: %s " VPERF_EXIT_NEED, o->dir);
 		goto out;
 	}
 	if (err) {

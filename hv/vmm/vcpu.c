@@ -230,12 +230,20 @@ static void dump_stuck(struct vcpu *vcpu)
 		pr_err("vcpu%u: stack%s", vcpu->id, chase);
 }
 
+/* CPUID leaf of the CPU we run on (<cpuid.h> is shadowed by this folder's cpuid.h). */
+static void host_cpuid(unsigned int leaf, unsigned int *a, unsigned int *b, unsigned int *c,
+		       unsigned int *d)
+{
+	*a = leaf;
+	*c = 0;
+	__asm__ volatile("cpuid" : "+a"(*a), "=b"(*b), "+c"(*c), "=d"(*d));
+}
+
 static bool host_is_amd(void)
 {
-	unsigned int a = 0, b, c, d;
+	unsigned int a, b, c, d;
 
-	/* <cpuid.h> is shadowed by this folder's cpuid.h: the instruction itself */
-	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "=c"(c), "=d"(d));
+	host_cpuid(0, &a, &b, &c, &d);
 	return b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;	/* "AuthenticAMD" */
 }
 
@@ -464,9 +472,9 @@ int vcpu__dispatch_exit(struct vcpu *vcpu)
 /* Whether this CPU runs as a guest itself (CPUID.1:ECX bit 31): vperf-vmm is then a nested VMM. */
 static bool host_is_guest(void)
 {
-	unsigned int a = 1, b, c = 0, d;
+	unsigned int a, b, c, d;
 
-	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+	host_cpuid(1, &a, &b, &c, &d);
 	return c & (1u << 31);
 }
 

@@ -177,7 +177,7 @@ int vperf_export_flame(struct vperf_report *r, int event, FILE *out, char *why, 
 	struct vperf_report_hist h;
 	struct tree t = { 0 };
 	/* a cost event's samples (report --exits) weigh their period: the width is time */
-	bool cost = event >= 0 && event < 64 && (r->cost_events >> event & 1);
+	bool cost = vperf_report__cost_event(r, event);
 	struct draw d = { .out = out, .t = &t, .unit = cost ? "ns" : "samples" };
 	int err = vperf_report_hist__build(r, event, keys, 1, VPERF_HIST_CHAINS, &h);
 

@@ -98,7 +98,7 @@ int vperf_export_folded(struct vperf_report *r, int event, FILE *out, char *why,
 
 			lines[n].stack = stack_of(r, row->key[0], s);
 			/* a cost event's samples (report --exits) weigh their period, in ns */
-			lines[n].count = event >= 0 && event < 64 && (r->cost_events >> event & 1) ?
+			lines[n].count = vperf_report__cost_event(r, event) ?
 					 row->chains[c].period : row->chains[c].samples;
 			if (!lines[n].stack) {
 				err = -ENOMEM;

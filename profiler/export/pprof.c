@@ -275,9 +275,8 @@ int vperf_export_pprof(struct vperf_report *r, int event, FILE *out, char *why, 
 	if (!err)
 		err = str(&p, ev, &b.vt[1].type);
 	if (!err)
-		err = str(&p, ns_event(ev) || (event >= 0 && event < 64 &&
-					     (r->cost_events >> event & 1)) ? "nanoseconds" : "count",
-			  &b.vt[1].unit);
+		err = str(&p, ns_event(ev) || vperf_report__cost_event(r, event) ? "nanoseconds" :
+			  "count", &b.vt[1].unit);
 	if (!err)
 		err = fill_samples(&p, &h, &b);
 	if (err)

@@ -16,6 +16,17 @@ const char *const vperf_exit_key_names[VPERF_EXIT_NR_KEYS] = {
 	"tid", "comm", "symbol", "dso", "reason", "vcpu",
 };
 
+int vperf_report__analyse_exits(const struct vperf_report *r, struct vperf_report_analysis *a)
+{
+	int err = vperf_report__analyse(r, VPERF_ANALYSE_EXITS, a);
+
+	if (!err && !a->host_events) {
+		vperf_report_analysis__exit(a);
+		err = -ENOENT;
+	}
+	return err;
+}
+
 int vperf_exit_keys_parse(const char *list, enum vperf_exit_key *keys, size_t max, size_t *nr,
 			  char *why, size_t why_len)
 {
@@ -246,7 +257,12 @@ int vperf_report__add_exit_samples(struct vperf_report *r, const struct vperf_re
 	char **events, **strings, *name = strdup(VPERF_EXIT_COST_EVENT), *none = strdup(VPERF_EXIT_NO_THREAD);
 	uint32_t none_comm = (uint32_t)r->nr_strings;
 
-	if (!name || !none || r->nr_events >= 64)
+	if (r->nr_events >= 64) {
+		free(name);
+		free(none);
+		return -E2BIG;
+	}
+	if (!name || !none)
 		goto nomem;
 	frames = realloc(r->frames, (nf + 2 * n + 1) * sizeof(*frames));
 	if (frames)

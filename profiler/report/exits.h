@@ -34,6 +34,19 @@ extern const char *const vperf_exit_key_names[VPERF_EXIT_NR_KEYS];
 #define VPERF_EXIT_DEFAULT_SORT	"thread,symbol,reason"
 #define VPERF_EXIT_NO_THREAD	"[no guest thread]"	/* an exit's comm before any (boot) */
 
+/*
+ * A VM recording's exits: vperf_report__analyse() with VPERF_ANALYSE_EXITS, and -ENOENT (a
+ * freed) when the recording has no host kvm_exit events of its vCPU threads to take them from.
+ * 0, -ENOENT or -ENOMEM.
+ */
+int vperf_report__analyse_exits(const struct vperf_report *r, struct vperf_report_analysis *a)
+	__attribute__((warn_unused_result));
+
+/* What a person is told when that is -ENOENT, after "DIR": how such a recording is made. */
+#define VPERF_EXIT_NEED	"has no host kvm_exit events of its vCPU threads: record the VM with " \
+			"`vperf vm record` (without --no-host-events) or `vperf kvm record` " \
+			"(docs/states.md, \"Exits\")"
+
 /* Parse a --sort list for --exits: as vperf_report_keys_parse, -EINVAL with why. */
 int vperf_exit_keys_parse(const char *list, enum vperf_exit_key *keys, size_t max, size_t *nr,
 			  char *why, size_t why_len);
@@ -75,7 +88,8 @@ void vperf_exit_table__exit(struct vperf_exit_table *t);
  * folded stacks): one sample per exit of a new event VPERF_EXIT_COST_EVENT (returned in
  * *event, its bit set in r->cost_events), its period the exit's cost in ns, its stack the guest
  * function at its RIP under the exit's reason (leaf), its thread the guest thread (or, for none,
- * a thread named VPERF_EXIT_NO_THREAD).  0 or -ENOMEM (r is then as it was).
+ * a thread named VPERF_EXIT_NO_THREAD).  0, -ENOMEM, or -E2BIG when r has 64 events already
+ * (r->cost_events' bits); r is then as it was.
  */
 int vperf_report__add_exit_samples(struct vperf_report *r, const struct vperf_report_analysis *a,
 				   int *event) __attribute__((warn_unused_result));

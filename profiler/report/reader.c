@@ -246,6 +246,11 @@ void vperf_report__delete(struct vperf_report *r)
 	free(r);
 }
 
+bool vperf_report__cost_event(const struct vperf_report *r, int event)
+{
+	return event >= 0 && event < 64 && (r->cost_events >> event & 1);
+}
+
 int vperf_report__event(const struct vperf_report *r, const char *name)
 {
 	for (size_t i = 0; i < r->nr_events; i++)

@@ -202,6 +202,9 @@ const struct vperf_report_frame *vperf_report__frame(struct vperf_report *r, siz
 /* The index of event name in r->events, or -1. */
 int vperf_report__event(const struct vperf_report *r, const char *name);
 
+/* Whether event's samples weigh their period, a cost in ns (r->cost_events), not one each. */
+bool vperf_report__cost_event(const struct vperf_report *r, int event);
+
 #ifdef __cplusplus
 }
 #endif

@@ -371,7 +371,7 @@ static int exits_pass(const struct vperf_report *r, struct vperf_report_analysis
 		for (size_t j = 0; j < l->nr && i < a->nr_exits && a->exits[i].vcpu == v; j++) {
 			const struct seg *g = &l->s[j];
 			struct vperf_report_exit *x;
-			uint64_t end;
+			uint64_t end, *part;
 
 			if (g->state == VPERF_STATE_GUEST)
 				continue;
@@ -382,22 +382,12 @@ static int exits_pass(const struct vperf_report *r, struct vperf_report_analysis
 			if (g->start < x->ts || g->start >= x->end)
 				continue;	/* not in an exit: host events missing */
 			end = g->end < x->end ? g->end : x->end;
-			switch (g->state) {
-			case VPERF_STATE_KVM:
-				x->kvm_ns += end - g->start;
-				break;
-			case VPERF_STATE_VMM:
-				x->vmm_ns += end - g->start;
-				break;
-			case VPERF_STATE_PREEMPTED:
-				x->preempted_ns += end - g->start;
-				break;
-			case VPERF_STATE_HOST_SLEEP:
-				x->sleep_ns += end - g->start;
-				break;
-			default:
-				break;
-			}
+			part = g->state == VPERF_STATE_KVM ? &x->kvm_ns :
+			       g->state == VPERF_STATE_VMM ? &x->vmm_ns :
+			       g->state == VPERF_STATE_PREEMPTED ? &x->preempted_ns :
+			       g->state == VPERF_STATE_HOST_SLEEP ? &x->sleep_ns : NULL;
+			if (part)	/* the host-side states; the guest's are no exit's */
+				*part += end - g->start;
 		}
 	}
 	return 0;

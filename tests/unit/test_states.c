@@ -483,6 +483,18 @@ static void exits_cost_their_time_to_the_next_entry_by_where_it_went(void **stat
 	assert_int_equal(t.rows[1].thread, A);
 	assert_true(t.rows[1].share > 40.0 / 910 - 1e-9 && t.rows[1].share < 40.0 / 910 + 1e-9);
 	vperf_exit_table__exit(&t);
+	{	/* a recording with 64 events has no bit left for the cost event: said, r as it was */
+		size_t nf = r->nr_frames, ns = r->nr_samples;
+		int ev = -1;
+
+		r->nr_events = 64;
+		assert_int_equal(vperf_report__add_exit_samples(r, &a, &ev), -E2BIG);
+		assert_int_equal(ev, -1);
+		assert_int_equal(r->nr_frames, nf);
+		assert_int_equal(r->nr_samples, ns);
+		assert_int_equal(r->cost_events, 0);
+		r->nr_events = 0;
+	}
 	vperf_report_analysis__exit(&a);
 	free_vm(r);
 }
