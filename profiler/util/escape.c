@@ -249,3 +249,22 @@ void esc_xml(FILE *out, const char *s, size_t max)
 	if (cut)
 		fputs("..", out);
 }
+
+void esc_csv(FILE *out, const char *str, const char *sep)
+{
+	char small[4096], *e = esc_text_dup(str);
+	const char *s = e ? e : esc_text_buf(small, sizeof(small), str);
+
+	if (!strstr(s, sep) && !strchr(s, '"')) {
+		fputs(s, out);
+	} else {
+		fputc('"', out);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', out);
+			fputc(*s, out);
+		}
+		fputc('"', out);
+	}
+	free(e);
+}

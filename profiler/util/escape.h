@@ -65,6 +65,12 @@ char *esc_text_dup(const char *s);
 void esc_json(FILE *out, const char *s);
 
 /*
+ * s as one CSV field between separators sep: text as esc_text() makes it (no line breaks left),
+ * quoted with '"' (inner ones doubled) when it holds sep or '"'.
+ */
+void esc_csv(FILE *out, const char *s, const char *sep);
+
+/*
  * s as XML character data (text or a double-quoted attribute's value).  Longer than max bytes:
  * cut to max - 2 at a character's start, then "..".  SIZE_MAX: never cut.
  */
