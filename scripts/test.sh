@@ -9,7 +9,7 @@ build=${VPERF_BUILD_DIR:-$root/build}
 bash "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$build" -DVPERF_WERROR=ON
 cmake --build "$build" -j"$(nproc)"
-# nested VM batches rerun once for a stated reason (tests/vm/ctest-batch.sh); every rerun is reported here
+# nested VM batches rerun (at most twice) for a stated reason (tests/vm/ctest-batch.sh); every rerun is reported here
 reruns="$build/tests/vm/reruns.log"
 rm -f "$reruns"
 set +e
