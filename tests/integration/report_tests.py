@@ -45,9 +45,10 @@ def measured(stdout):
     return {k: float(v) for k, v in got.items()}
 
 
-def record_hot(name="rec", b_ms=200, shared=False):
+def record_hot(name="rec", b_ms=200, shared=False, split_matters=True):
     """Record hot3to1 (shared: its callers of one helper) at 1000 Hz with callchains: (dir, the CPU
-    times it measured)."""
+    times it measured).  split_matters=False: a test that needs only some host recording, not
+    the workload's 3:1, does not refuse a run a loaded machine bent."""
     need_perf()
     d = p(name)
     r = vperf("record", "-q", "-g", "-F", "1000", "-o", d, "--", os.path.join(WORKLOADS, "hot3to1"),
@@ -59,7 +60,7 @@ def record_hot(name="rec", b_ms=200, shared=False):
     # vperf.  The reports are held to the measured ratio; this only refuses a wrecked run.  What a
     # function measures includes the interrupts taken in it (this kernel has no
     # CONFIG_IRQ_TIME_ACCOUNTING): 2.672:1 was measured once beside headless Chromium.
-    check(2.5 < want < 3.5, "hot3to1 itself measured %.3f:1, not about 3:1" % want)
+    check(not split_matters or 2.5 < want < 3.5, "hot3to1 itself measured %.3f:1, not about 3:1" % want)
     return d, ms
 
 
@@ -460,7 +461,7 @@ def test_bad_input_unknown_sort_key_format_and_unwritable_output():
 
 
 def test_exits_on_a_host_recording_says_it_needs_kvm_exit_events():
-    d, _ = record_hot("exits-host")
+    d, _ = record_hot("exits-host", split_matters=False)
     r = vperf("report", "--exits", "-i", d)
     check(r.returncode == 1 and not r.stdout, "--exits of a host recording exited %d with output %r"
           % (r.returncode, r.stdout[:200]))
