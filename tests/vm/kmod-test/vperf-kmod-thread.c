@@ -40,13 +40,15 @@
  *            the time its slices lost on the host, guest wall time in host
  *            ns less its vcpu-clock, must be at least 20% of the wall time
  *            (the hog took some) and its vperf::steal within 10% of it
- *   sample   START with VPERF_THREAD_SAMPLE (vcpu-clock, 2 ms, a signal per
- *            sample): two functions burn 1200 and 400 ms in alternating
- *            slices of 3x and x, x 4..20 ms; the ring's user-mode IPs in each function's
- *            own section come out in the ratio of their measured CPU times
- *            (nominally 3:1) within 10%, nothing is lost, the
- *            records' vcpu-clock values grow, the signals carry POLL_IN and
- *            the cookie, and the module's nmi_count grew
+ *   sample   START with VPERF_THREAD_SAMPLE (vcpu-clock, 4 ms, a signal per
+ *            sample): two functions burn in alternating slices of 3x and
+ *            x, x 8..40 ms, until the thread's vcpu-clock (doorbell reads)
+ *            advanced 3.2 s; the ring's user-mode IPs in each function's
+ *            own section come out in the ratio of the vcpu-clock each ran
+ *            (nominally 3:1) within 10%, all samples number the clock's
+ *            periods within 10%, nothing is lost, the records' vcpu-clock
+ *            values grow, the signals carry POLL_IN and the cookie, and the
+ *            module's nmi_count grew
  *   conserve START with inheritance, VPERF_IOC_VCPU_TOTALS, then 4 threads,
  *            2 pinned on each vCPU, spin until one deadline 1 s away (about
  *            500 ms each); after they exited, the totals again: the rows'
@@ -700,7 +702,31 @@ static long nmi_count_param(void)
 	return module_param_value("nmi_count");
 }
 
-#define SAMPLE_PERIOD 2000000	/* 2 ms: in nested TCG a sample (NMI, signal) costs ~0.5 ms */
+#define SAMPLE_PERIOD 4000000	/* 4 ms: in nested TCG a sample (NMI, signal) costs ~0.5 ms, more under load */
+#define SAMPLE_CLOCK_NS 3200000000ull	/* 800 periods of the thread's vcpu-clock */
+#define SAMPLE_GUEST_CAP_NS 3000000000ull	/* hot1's share of at most 12 s of guest CPU time */
+
+/*
+ * The thread's vcpu-clock, fresh, through the doorbell (as doorbell_fresh():
+ * a load the host answers, no guest kernel time, which would take samples
+ * from the user IPs and not from the clock).
+ */
+static uint64_t sample_clock(const volatile struct vperf_thread_page *pg, const volatile uint64_t *db)
+{
+	for (;;) {
+		uint32_t s1 = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+		uint64_t sum, base, v;
+
+		if ((s1 & 1) || !pg->base_valid)
+			continue;
+		sum = pg->counters[VPERF_THREAD_CTR_VCPU_CLOCK].value;
+		base = pg->base[VPERF_THREAD_CTR_VCPU_CLOCK];
+		v = db[VPERF_THREAD_CTR_VCPU_CLOCK];
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&pg->seq, __ATOMIC_RELAXED) == s1)
+			return sum + (v - base);
+	}
+}
 
 static void test_sample(void)
 {
@@ -711,10 +737,13 @@ static void test_sample(void)
 	volatile struct vperf_sample_ring *hdr;
 	const struct vperf_sample_record *recs;
 	struct vperf_info info;
-	char what[400];
-	long nmi0, nmi1;
-	uint64_t ns3 = 0, ns1 = 0;
-	double ratio, want;
+	char what[640];
+	long nmi0, nmi1, thr0, thr1;
+	uint64_t ns3 = 0, ns1 = 0, c3 = 0, c1 = 0, clk0, clk1, done, seed, a, b, c;
+	double ratio, want, expect;
+	const volatile struct vperf_thread_page *pg;
+	const volatile uint64_t *db;
+	unsigned long total;
 	void *ring;
 	int i, sfd;
 
@@ -766,6 +795,14 @@ static void test_sample(void)
 		close(sfd);
 		return;
 	}
+	pg = mmap(NULL, 4096, PROT_READ, MAP_SHARED, sfd, 0);
+	db = mmap(NULL, 4096, PROT_READ, MAP_SHARED, sfd, 4096);
+	if (pg == MAP_FAILED || db == MAP_FAILED) {
+		check(0, "sample", "mmap of the thread page and the doorbell");
+		munmap(ring, (1 + pages) * 4096);
+		close(sfd);
+		return;
+	}
 	hdr = ring;
 	recs = (const struct vperf_sample_record *)((char *)ring + 4096);
 	snprintf(what, sizeof(what), "ring header: size %u version %u record %u records %u period %llu",
@@ -774,41 +811,64 @@ static void test_sample(void)
 	      hdr->record_size == sizeof(struct vperf_sample_record) && hdr->nr_records == pages * 64 &&
 	      hdr->period == SAMPLE_PERIOD, "sample", what);
 	nmi0 = nmi_count_param();
+	thr0 = module_param_value("overflow_throttled");
 	quiesce();
+	clk0 = c = sample_clock(pg, db);
 	i = 0;
 	/*
-	 * hot1 400 ms, hot3 three times each slice: slices of 2..10 periods at
-	 * a varying phase, so that the periodic samples do not alias with a
-	 * fixed split, and long enough that a slice's count is its time over
-	 * the period give or take one (as tests/workloads/sample3to1.c explains)
+	 * hot1 one slice, hot3 three times it: slices of 2..10 periods at a
+	 * varying phase, so that the periodic samples do not alias with a fixed
+	 * split, and long enough that a slice's count is its time over the
+	 * period give or take one (as tests/workloads/sample3to1.c explains).
+	 * The run lasts SAMPLE_CLOCK_NS of the thread's vcpu-clock, the clock
+	 * the samples follow: the guest's own CPU time also has the time the
+	 * host took from the vCPU (steal: a loaded CI machine's 46% halved the
+	 * samples of a run sized by guest time), and the split the samples
+	 * must show is each function's vcpu-clock (a THREAD_READ around each).
+	 * The guest-time cap ends the run when the clock stalls.
 	 */
-	for (uint64_t done = 0, seed = 12345; done < 400000000; ) {
+	for (done = 0, seed = 12345; done < SAMPLE_GUEST_CAP_NS; ) {
 		uint64_t slice;
 
 		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 		slice = 2 * SAMPLE_PERIOD + (seed >> 33) % (8 * SAMPLE_PERIOD);	/* 2..10 periods */
+		a = c;
 		ns3 += hot3(3 * slice);
+		b = sample_clock(pg, db);
 		ns1 += hot1(slice);
+		c = sample_clock(pg, db);
+		c3 += b - a;
+		c1 += c - b;
 		done += slice;
 		if (++i % 8 == 0)
 			sample_drain(hdr, recs, &t);
+		if (c - clk0 >= SAMPLE_CLOCK_NS)
+			break;
 	}
 	i = 0;
 	usleep(10000);
 	sample_drain(hdr, recs, &t);
+	clk1 = sample_clock(pg, db);
 	nmi1 = nmi_count_param();
+	thr1 = module_param_value("overflow_throttled");
 	check(ioctl(sfd, VPERF_IOC_THREAD_STOP) == 0, "sample", "THREAD_STOP");
 	ratio = t.n1 ? (double)t.n3 / (double)t.n1 : 0;
-	want = ns1 ? (double)ns3 / (double)ns1 : 0;	/* 3 and the last checks' overshoot */
+	want = c1 ? (double)c3 / (double)c1 : 0;	/* 3, the last checks' overshoot, steal's scatter */
+	total = t.n3 + t.n1 + t.other + t.kernel;
+	expect = (double)(clk1 - clk0) / SAMPLE_PERIOD;
 	snprintf(what, sizeof(what),
-		 "samples: hot3 %lu hot1 %lu (ratio %.3f; their CPU times %.1f and %.1f ms: %.3f, within 10%%), "
-		 "elsewhere %lu, in the kernel %lu, "
-		 "lost %llu; %d signals (%d bad); values without %lu, backwards %lu; NMIs %ld",
-		 t.n3, t.n1, ratio, ns3 / 1e6, ns1 / 1e6, want, t.other, t.kernel, (unsigned long long)hdr->lost, (int)sample_sigs,
+		 "samples: hot3 %lu hot1 %lu (ratio %.3f; their vcpu-clock %.1f and %.1f ms: %.3f, within 10%%; "
+		 "guest CPU time %.1f and %.1f ms), elsewhere %lu, in the kernel %lu: %lu in %.1f ms of vcpu-clock "
+		 "(%.0f periods, within 10%%; %ld throttled), lost %llu; %d signals (%d bad); values without %lu, "
+		 "backwards %lu; NMIs %ld",
+		 t.n3, t.n1, ratio, c3 / 1e6, c1 / 1e6, want, ns3 / 1e6, ns1 / 1e6, t.other, t.kernel, total,
+		 (clk1 - clk0) / 1e6, expect, thr1 - thr0, (unsigned long long)hdr->lost, (int)sample_sigs,
 		 (int)sample_bad_sigs, t.novalues, t.nonmono, nmi1 - nmi0);
-	check(t.n3 + t.n1 >= 400 && ratio >= 0.9 * want && ratio <= 1.1 * want && hdr->lost == 0 && sample_sigs > 0 &&
-	      !sample_bad_sigs && !t.nonmono && t.novalues * 10 < t.n3 + t.n1 &&
-	      nmi1 - nmi0 >= (long)(t.n3 + t.n1), "sample", what);
+	check(t.n3 + t.n1 >= 400 && ratio >= 0.9 * want && ratio <= 1.1 * want && total >= 0.9 * expect &&
+	      total <= 1.1 * expect + 2 && hdr->lost == 0 && sample_sigs > 0 && !sample_bad_sigs && !t.nonmono &&
+	      t.novalues * 10 < t.n3 + t.n1 && nmi1 - nmi0 >= (long)(t.n3 + t.n1), "sample", what);
+	munmap((void *)pg, 4096);
+	munmap((void *)db, 4096);
 	munmap(ring, (1 + pages) * 4096);
 	close(sfd);
 	unpin();
