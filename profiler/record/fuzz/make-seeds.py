@@ -6,7 +6,7 @@ corpus-perfdec/: 'records' (the ring-size and tail bytes, then a sample, a sampl
 callchain, a fork, a switch out, a tracepoint sample and an MMAP2, laid out as fuzz-perfdec.c
 registers its events) and 'format' (a tracefs format text).
 
-corpus-convert/ (fuzz-convert.c's input): 'host-sample' (tests/unit/data/hostevents/sample.raw
+corpus-convert/ (fuzz-convert.c's input): 'host-sample' (tests/unit/profiler/data/hostevents/sample.raw
 as it is: a raw recording with host kernel events), 'guest-every-record' (two vCPUs, one mapped by
 KVM's TSC offset and one by TRACE_FLUSH samples: every guest record type, valid, with the kernel
 text and a module symbol for the System.map the target gives, exits, losses, the host sample's
@@ -23,7 +23,7 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 D = os.path.join(HERE, "corpus-perfdec")
-SAMPLE = os.path.join(HERE, "..", "..", "..", "tests", "unit", "data", "hostevents", "sample.raw")
+SAMPLE = os.path.join(HERE, "..", "..", "..", "tests", "unit", "profiler", "data", "hostevents", "sample.raw")
 
 
 def hdr(t, misc, size):

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * hostevents-sample FILE: capture the known-answer sample of tests/unit/data/hostevents/ (see
+ * hostevents-sample FILE: capture the known-answer sample of tests/unit/profiler/data/hostevents/ (see
  * its README) with hv/vmm/tracefs.c, as a raw recording (hv/include/vperf/rawrec.h) holding only
  * the host kernel's chunks.  A thread named "vt-sleeper", on CPU 0, sleeps SLEEPS times 1 ms while
  * it is traced.  Root and tracefs needed; not a test, a tool to make a test's data again.
