@@ -25,7 +25,8 @@
 #             from after the break, vCPU 1 goes on, and the run ends normally (the VMM and the recording survive)
 #   states    `vperf report --states` of that run (docs/states.md), after `vperf-record-marks sleep 100 10` and
 #             `wake 1000` (two threads on CPU 0 passing a futex word): the order thread alone has exits at PORT, all
-#             1000, their time within 5% of the recorded exits'; the sleeper's "waiting: timer" >= 95% of its 1 s
+#             1000, their time within 5% of the recorded exits' less what of them the vCPU thread spent switched
+#             out on the host (that is "preempted on the host"); the sleeper's "waiting: timer" >= 95% of its 1 s
 #             with the vector named; each futex side's "waiting: thread" name the other (>= 95% of them; thread
 #             start-up can add a wait on the main thread), >= 500 of them together (which side blocks in a round
 #             depends on the guest's wakeup preemption); its chrome export parses as JSON, has the sampling thread's

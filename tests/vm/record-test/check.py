@@ -49,7 +49,8 @@
   check.py states DIR VPERF PORT N SLEEPER SLEEP_MS WAITER WAKER ROUNDS
                                         `VPERF report --states -x,` (docs/states.md) on DIR: exactly one guest
                                         thread has "in the VMM (io PORT)" rows, N exits exactly, their time within
-                                        5% of the vmm_exit records' durations at PORT; thread SLEEPER's "waiting:
+                                        5% of the vmm_exit records' durations at PORT less their overlap with the
+                                        vCPU threads' host switch-outs; thread SLEEPER's "waiting:
                                         timer" is >= 95% of SLEEP_MS and names the vector; >= 95% of the "waiting:
                                         thread" waits of WAITER name WAKER and of WAKER name WAITER, >= ROUNDS/2 of
                                         them together; VPERF's chrome export of DIR parses as JSON, has state
@@ -564,6 +565,35 @@ def exits(d, vperf, tid, n, m):
     return ok
 
 
+def host_off_spans(evs):
+    """vCPU -> [(start, end)] its host thread spent switched out (host sched_switch; kvm_exit names the thread)."""
+    vcpu = {}
+    for _, name, p, layer, _ in evs:
+        if layer == "host_kernel" and name == "kvm_exit":
+            vcpu.setdefault(int(field(p, "tid")), int(field(p, "vcpu_id")))
+    spans, out = {}, {}
+    for ts, name, p, layer, _ in evs:
+        if layer != "host_kernel" or name != "sched_switch":
+            continue
+        prev, nxt = int(field(p, "prev_tid")), int(field(p, "next_tid"))
+        if prev in vcpu:
+            out[prev] = ts
+        if nxt in vcpu and nxt in out:
+            spans.setdefault(vcpu[nxt], []).append((out.pop(nxt), ts))
+    return spans
+
+
+def overlap(spans, a, b):
+    """ns of [a, b) inside the sorted, disjoint spans."""
+    i = bisect.bisect_right(spans, (a, a)) - 1
+    total = 0
+    for s, e in spans[max(i, 0):]:
+        if s >= b:
+            break
+        total += max(0, min(b, e) - max(a, s))
+    return total
+
+
 def states(d, vperf, port, n, sleeper, sleep_ms, waiter, waker, rounds):
     rows = state_rows(d, vperf)
     ok = True
@@ -575,16 +605,25 @@ def states(d, vperf, port, n, sleeper, sleep_ms, waiter, waker, rounds):
             a = io.setdefault(tid, [0, 0])
             a[0] += ns
             a[1] += cnt
-    rec = sum(int(field(p, "duration_ns")) for _, name, p, layer, _ in events(d)
-              if name == "vmm_exit" and int(field(p, "addr"), 0) == port)
+    evs = list(events(d))
+    exits = [(ts, int(field(p, "duration_ns")), int(field(p, "vcpu"))) for ts, name, p, layer, _ in evs
+             if name == "vmm_exit" and int(field(p, "addr"), 0) == port]
+    rec = sum(ns for _, ns, _ in exits)
+    # A host switch-out of the vCPU thread inside an exit is that time's state (preempted on the host, or
+    # sleeping), not the VMM's: a loaded host bent an unadjusted check to -13% (2026-12-01).  So the reference is
+    # the recorded exits less their overlap with the vCPU threads' host off-CPU spans.
+    off = host_off_spans(evs)
+    lost = sum(overlap(off.get(v, []), ts, ts + ns) for ts, ns, v in exits)
     if len(io) != 1:
         print(f"states: io: threads with exits at {want}: {sorted(io)} (want exactly one)")
         ok = False
     else:
         (tid, (ns, cnt)), = io.items()
-        err = 100.0 * (ns - rec) / rec if rec else 100.0
+        on = rec - lost
+        err = 100.0 * (ns - on) / on if on else 100.0
         print(f"states: io: thread {tid}: {cnt} exits at {want} (want {n}), {ns / 1e6:.3f} ms in the VMM against "
-              f"{rec / 1e6:.3f} ms recorded ({err:+.2f}%, limit 5%)")
+              f"{on / 1e6:.3f} ms recorded on a host CPU ({err:+.2f}%, limit 5%; {rec / 1e6:.3f} ms recorded, "
+              f"{lost / 1e6:.3f} ms of it switched out on the host)")
         ok &= cnt == n and abs(err) <= 5.0
     # sleep: the timer's waits
     timer = [(ns, det) for tid, _, st, det, ns, _ in rows if tid == sleeper and st == "waiting: timer"]
