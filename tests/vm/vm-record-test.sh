@@ -88,6 +88,11 @@ verdict() { # CASE OK DETAIL [RECORDING]
 	if [ "$2" = 1 ]; then echo "vm-record: PASS $1 ($3)"; return; fi
 	echo "vm-record: FAIL $1 ($3)"
 	fails=1
+	# a run cut short (the kill case, 25 s) can freeze too soon for vperf-vmm's probe: its records show it
+	# (ctest-batch.sh then reruns the batch, as for the probe's own words)
+	if [ -n "${4:-}" ] && [ -d "$4" ] && fz=$(python3 "$CHECK" frozen "$4" 2>&1); then
+		echo "vm-record: $1: $fz"
+	fi
 	if [ -n "${4:-}" ] && [ -d "$4" ] && mkdir -p "$KEEP" && rm -rf "${KEEP:?}/$1" && cp -a "$4" "$KEEP/$1"; then
 		echo "vm-record: $1's recording kept in $KEEP/$1"
 	fi

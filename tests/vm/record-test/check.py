@@ -46,6 +46,11 @@
   check.py prefix DIR THREADS MIN       a recording cut short (its recorder killed): babeltrace2 reads it with
                                         exit 0, and each thread's "s" markers are 0, 1, ... k-1 (no gap, no
                                         duplicate, in order), from 1..THREADS threads, at least MIN in all
+  check.py frozen DIR                   after a failed case: whether the recording shows the nested stack's
+                                        L2 freeze (tests/vm/README.md, "Known failure modes"): a vCPU whose host
+                                        kvm_exit records are, for FROZEN_S seconds or more, one nested page fault
+                                        at one RIP and one address in a row, none reaching the VMM; prints the
+                                        phrase ctest-batch.sh looks for and exits 0 when it does, 1 when not
   check.py states DIR VPERF PORT N SLEEPER SLEEP_MS WAITER WAKER ROUNDS
                                         `VPERF report --states -x,` (docs/states.md) on DIR: exactly one guest
                                         thread has "in the VMM (io PORT)" rows, N exits exactly, their time within
@@ -594,6 +599,44 @@ def overlap(spans, a, b):
     return total
 
 
+FROZEN_S = 5
+NPF_EXITS = (0x400, 48)     # SVM_EXIT_NPF, EXIT_REASON_EPT_VIOLATION
+
+
+def frozen(d):
+    """The L2 freeze of emulated SVM seen from the host's records: the guest's RIP and the faulting address stay
+    the same over thousands of nested page faults KVM handles itself (vperf-vmm's own probe needs 10 s without an
+    exit to it, twice: a run killed sooner has only the recording to show it)."""
+    run = {}        # vcpu -> [key, first ts, last ts, count]
+    worst = None
+    for ts, name, p, layer, _ in events(d):
+        if name == "vmm_exit":
+            run.pop(int(field(p, "vcpu")), None)    # it reached the VMM: it makes progress
+            continue
+        if layer != "host_kernel" or name != "kvm_exit":
+            continue
+        v = int(field(p, "vcpu_id"))
+        key = (int(field(p, "exit_reason"), 0), int(field(p, "guest_rip"), 0), int(field(p, "info2"), 0))
+        r = run.get(v)
+        if key[0] not in NPF_EXITS:
+            run.pop(v, None)
+            continue
+        if not r or r[0] != key:
+            run[v] = [key, ts, ts, 1]
+            continue
+        r[2], r[3] = ts, r[3] + 1
+        if worst is None or r[2] - r[1] > worst[1][2] - worst[1][1]:
+            worst = (v, list(r))
+    if worst is None or worst[1][2] - worst[1][1] < FROZEN_S * 1e9:
+        print("frozen: no vCPU stayed on one nested page fault for %d s" % FROZEN_S)
+        return False
+    v, (key, t0, t1, cnt) = worst
+    print(f"nested stack froze (emulated SVM): L2 vCPU {v} stays at rip 0x{key[1]:x} (page offset 0x{key[1] & 0xfff:x}): "
+          f"{cnt} nested page faults in a row at 0x{key[2]:x} over {(t1 - t0) / 1e9:.1f} s of the recording, none "
+          f"reaching the VMM (L1's state stored as the guest's: tests/vm/README.md, \"Known failure modes\")")
+    return True
+
+
 def states(d, vperf, port, n, sleeper, sleep_ms, waiter, waker, rounds):
     rows = state_rows(d, vperf)
     ok = True
@@ -991,6 +1034,8 @@ def main():
         ok = order_kvm(sys.argv[2], int(sys.argv[3]), int(sys.argv[4], 0))
         print("PASS" if ok else "FAIL")
         return 0 if ok else 1
+    if len(sys.argv) == 3 and sys.argv[1] == "frozen":
+        return 0 if frozen(sys.argv[2]) else 1
     if len(sys.argv) == 3 and sys.argv[1] == "in-guest":
         ok = in_guest(sys.argv[2])
         print("PASS" if ok else "FAIL")
