@@ -8,7 +8,7 @@
 #   kmod             depmod, to build modules.dep for the extracted kernel package (Debian ships none in the .deb)
 #   apt, dpkg        apt-get download / dpkg-deb -x of the kernel package (always present on Debian)
 #   gcc, libc6-dev   static test binaries (kvm-smoke, vperf-call, vperf-vmm-static) for L1 and L2
-#   cmake            builds vperf-vmm from hv/ (vmm-boot.sh, vmm-test.sh, vmm-bench.sh)
+#   cmake            builds vperf-vmm from hv/ (l2-boot.sh, vmm-test.sh, vmm-bench.sh)
 #   util-linux       flock (one QEMU at a time), setsid
 #   coreutils        timeout
 #   procps, python3  pkill and qemu-regs.py: a frozen L1's registers from the QEMU monitor before the timeout

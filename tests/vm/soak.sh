@@ -123,7 +123,7 @@ if [ "$VMM" = vperf ]; then
 		>"$LOG" 2>&1
 else
 	# the same guest as vm-run's: the bundled /init with maxcpus=1 (vperf-keys, then the APs come online)
-	"$VM_DIR/l2-boot.sh" --l2-smp "$VCPUS" --l2-append maxcpus=1 --repeat "$BOOTS" \
+	"$VM_DIR/l2-boot.sh" --vmm qemu --l2-smp "$VCPUS" --l2-append maxcpus=1 --repeat "$BOOTS" \
 		--timeout "$((TIMEOUT * BOOTS + 120))" -- "$CMD" >"$LOG" 2>&1
 fi
 st=$?

@@ -6,12 +6,13 @@
 #    R times (default 3) with each variant below, round-robin, timing each from VMM start to VMM exit (L1's
 #    /proc/uptime). L2 runs the built-in check and powers off (or hands its status to vperf-vmm).
 #      vmm                  vperf-vmm, its default command line (console=ttyS0 panic=-1 reboot=acpi quiet pci=off)
-#      vmm-qemucmd          vperf-vmm with QEMU's command line (console=ttyS0 quiet panic=-1, as l2-boot.sh)
-#      qemu-pc              qemu-system-x86_64 -M pc -accel kvm (l2-boot.sh's command)
+#      vmm-qemucmd          vperf-vmm with QEMU's command line (console=ttyS0 quiet panic=-1, as l2-boot.sh --vmm qemu)
+#      qemu-pc              qemu-system-x86_64 -M pc -accel kvm (l2-boot.sh --vmm qemu's command)
 #      qemu-microvm         qemu-system-x86_64 -M microvm -accel kvm
 #      qemu-microvm-vmmcmd  -M microvm with vperf-vmm's command line
-# 2. --round-trips N (default 1; 0 skips): the whole L0 -> L1 -> L2 -> back, N times each, with vmm-boot.sh,
-#    l2-boot.sh and l2-boot.sh --machine microvm (run-nested's "total" wall time).
+# 2. --round-trips N (default 1; 0 skips): the whole L0 -> L1 -> L2 -> back, N times each, as vmm-boot
+#    (l2-boot.sh with vperf-vmm), l2-boot (--vmm qemu) and l2-boot-microvm (--vmm qemu --machine microvm)
+#    (run-nested's "total" wall time).
 # Prints medians and ratios; results in build-vm/vmm-bench/results.txt. Timings under TCG are not hardware
 # timings: compare the ratios within one run (shared/design/TEST-STACK.md).
 set -euo pipefail
@@ -112,9 +113,9 @@ tr -d '\r' <"$LOG" | grep -a '^vmm-bench: ' >"$RES" || true
 for t in $(seq 1 "$TRIPS"); do
 	for how in vmm-boot l2-boot l2-boot-microvm; do
 		case $how in
-		vmm-boot) cmd=("$VM_DIR/vmm-boot.sh" --l2-smp "$L2_SMP" --l2-mem "$L2_MEM") ;;
-		l2-boot) cmd=("$VM_DIR/l2-boot.sh" --l2-smp "$L2_SMP" --l2-mem "$L2_MEM") ;;
-		l2-boot-microvm) cmd=("$VM_DIR/l2-boot.sh" --machine microvm --l2-smp "$L2_SMP" --l2-mem "$L2_MEM") ;;
+		vmm-boot) cmd=("$VM_DIR/l2-boot.sh" --vmm vperf --l2-smp "$L2_SMP" --l2-mem "$L2_MEM") ;;
+		l2-boot) cmd=("$VM_DIR/l2-boot.sh" --vmm qemu --l2-smp "$L2_SMP" --l2-mem "$L2_MEM") ;;
+		l2-boot-microvm) cmd=("$VM_DIR/l2-boot.sh" --vmm qemu --machine microvm --l2-smp "$L2_SMP" --l2-mem "$L2_MEM") ;;
 		esac
 		set +e
 		total=$("${cmd[@]}" --quiet "${RUN_ARGS[@]}" 2>&1 | sed -n 's/.*timing (wall): total \([0-9.]*\) s.*/\1/p')

@@ -12,7 +12,7 @@
 #      timeout, sigterm           --timeout gives 124, SIGTERM a clean stop with 143
 #      input                      a FIFO on stdin reaches the guest's shell through the UART
 #      console                    a hostile console line (OSC 52, CSI, C1) reaches the host escaped
-# 2. The status chain end to end: vmm-boot.sh -- 'exit 7' must make run-nested.sh exit 7 (skip: --no-chain).
+# 2. The status chain end to end: l2-boot.sh -- 'exit 7' (vperf-vmm) must make run-nested.sh exit 7 (skip: --no-chain).
 # Exit status 0 when everything passed, 1 otherwise (or run-nested's 124/125/126).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
@@ -60,7 +60,7 @@ grep -a '^vmm-test: ' "$LOG" >&2 || true
 chain_rc=0
 if [ "$CHAIN" = 1 ]; then
 	set +e
-	"$VM_DIR/vmm-boot.sh" --quiet "${RUN_ARGS[@]}" -- 'exit 7'
+	"$VM_DIR/l2-boot.sh" --vmm vperf --quiet "${RUN_ARGS[@]}" -- 'exit 7'
 	chain_rc=$?
 	set -e
 	if [ "$chain_rc" = 7 ]; then
