@@ -132,7 +132,7 @@ static int __init vperf_init(void)
 	ret = vperf_threads_init();
 	if (ret)
 		goto exit_pages;
-	ret = vperf_sampling_init();
+	ret = vperf_sampling_init(vperf_thread_overflow);
 	if (ret)
 		goto exit_threads;
 	ret = vperf_dev_init();

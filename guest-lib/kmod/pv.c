@@ -13,7 +13,6 @@
 #include <linux/cpuhotplug.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
-#include <asm/nmi.h>
 #include <linux/errno.h>
 #include <linux/gfp.h>
 #include <linux/io.h>
@@ -125,14 +124,10 @@ static bool vperf_desc_counts_hc(const struct vperf_event_desc *d)
 static enum cpuhp_state vperf_cpuhp_state;
 static void vperf_slots_init(void);
 
-/* ---- sampling: the overflow NMI ---- */
+/* ---- the overflow NMI's programming (sample.c decides when) ---- */
 
-atomic_long_t vperf_nmi_count = ATOMIC_LONG_INIT(0);
-static DEFINE_MUTEX(vperf_sample_lock);	/* arming and disarming */
-static u64 vperf_sample_period;		/* armed period, 0: disarmed; under the lock */
-static atomic_t vperf_samplers = ATOMIC_INIT(0);	/* live sampling contexts */
+static u64 vperf_overflow_period;	/* armed on every vCPU, 0: disarmed */
 static atomic_t vperf_arm_errors = ATOMIC_INIT(0);
-static bool vperf_nmi_registered;
 
 /* On the CPU itself: its vcpu-clock's overflow NMI every period ns, 0: off. */
 static void vperf_arm_this_cpu(u64 period)
@@ -152,8 +147,11 @@ static void vperf_arm_ipi(void *info)
 	vperf_arm_this_cpu(*(u64 *)info);
 }
 
-/* Under vperf_sample_lock: every online CPU, or -EIO if one refused (then none). */
-static int vperf_arm_all(u64 period)
+/*
+ * Every online vCPU's vcpu-clock overflow NMI at period ns (0: off), or
+ * -EIO if one refused (then none).  Process context; the caller serializes.
+ */
+int vperf_overflow_arm(u64 period)
 {
 	u64 off = 0;
 
@@ -166,45 +164,11 @@ static int vperf_arm_all(u64 period)
 	if (period && atomic_read(&vperf_arm_errors)) {
 		pr_err(VPERF_PR_PREFIX "OVERFLOW_SET %llu ns with NMIs refused on %d CPUs\n", period,
 		       atomic_read(&vperf_arm_errors));
+		WRITE_ONCE(vperf_overflow_period, 0);
 		return -EIO;
 	}
-	vperf_sample_period = period;
+	WRITE_ONCE(vperf_overflow_period, period);	/* what a CPU coming online arms */
 	return 0;
-}
-
-int vperf_sampling_get(u64 period)
-{
-	int ret = 0;
-
-	if (!vperf_nmi_registered)
-		return -EOPNOTSUPP;	/* the device has no VPERF_FEAT_OVERFLOW_NMI */
-	mutex_lock(&vperf_sample_lock);
-	if (vperf_sample_period != period) {
-		if (atomic_read(&vperf_samplers))
-			ret = -EBUSY;	/* one period for all sampling contexts */
-		else
-			ret = vperf_arm_all(period);
-	}
-	if (!ret)
-		atomic_inc(&vperf_samplers);
-	mutex_unlock(&vperf_sample_lock);
-	return ret;
-}
-
-static void vperf_disarm_work_fn(struct work_struct *work)
-{
-	mutex_lock(&vperf_sample_lock);
-	if (!atomic_read(&vperf_samplers) && vperf_sample_period)
-		vperf_arm_all(0);
-	mutex_unlock(&vperf_sample_lock);
-}
-
-static DECLARE_WORK(vperf_disarm_work, vperf_disarm_work_fn);
-
-void vperf_sampling_put(void)
-{
-	if (atomic_dec_and_test(&vperf_samplers))
-		schedule_work(&vperf_disarm_work);
 }
 
 /*
@@ -228,49 +192,22 @@ u64 vperf_overflow_throttled(void)
 	return sum;
 }
 
-static int vperf_nmi(unsigned int type, struct pt_regs *regs)
+/*
+ * NMI context: this vCPU's page if counter c's overflow bit is set there,
+ * the bit cleared; else NULL (not ours).  No OVERFLOW_ACK (an exit): the bit
+ * is the guest's to clear, and the host raises no NMI until it has.  The
+ * host updated the page before it raised the NMI and cannot change it while
+ * this vCPU runs the handler.
+ */
+const struct vperf_vcpu_page *vperf_overflow_take(unsigned int c)
 {
-	const u64 bit = 1ull << VPERF_THREAD_CTR_VCPU_CLOCK;
 	struct vperf_vcpu_page *page = this_cpu_read(vperf_page);
+	const u64 bit = 1ull << c;
 
 	if (!page || !(READ_ONCE(page->overflow_status) & bit))
-		return NMI_DONE;	/* not ours */
-	/* No OVERFLOW_ACK (an exit): the bit is ours to clear; the host raises no NMI until we have. */
+		return NULL;
 	WRITE_ONCE(page->overflow_status, page->overflow_status & ~bit);
-	atomic_long_inc(&vperf_nmi_count);
-	vperf_thread_overflow(regs, page);
-	return NMI_HANDLED;
-}
-
-int vperf_sampling_init(void)
-{
-	int ret;
-
-	if (!(vperf_dev.features & VPERF_FEAT_OVERFLOW_NMI)) {
-		pr_info(VPERF_PR_PREFIX "the device has no overflow NMIs: no sampling\n");
-		return 0;
-	}
-	ret = register_nmi_handler(NMI_LOCAL, vperf_nmi, 0, "vperf");
-	if (ret) {
-		pr_err(VPERF_PR_PREFIX "cannot register the NMI handler: %d\n", ret);
-		return ret;
-	}
-	vperf_nmi_registered = true;
-	return 0;
-}
-
-/* After the last context is gone (the files hold the module). */
-void vperf_sampling_exit(void)
-{
-	flush_work(&vperf_disarm_work);
-	mutex_lock(&vperf_sample_lock);
-	if (vperf_sample_period)
-		vperf_arm_all(0);
-	mutex_unlock(&vperf_sample_lock);
-	if (vperf_nmi_registered)
-		unregister_nmi_handler(NMI_LOCAL, "vperf");	/* waits for running handlers */
-	vperf_nmi_registered = false;
-	vperf_sampling_sync();
+	return page;
 }
 
 int vperf_pv_detect(void)
@@ -547,8 +484,8 @@ static int vperf_cpu_online(unsigned int cpu)
 	WRITE_ONCE(per_cpu(vperf_page, cpu), page);
 	atomic_inc(&vperf_nr_pages);
 	/* a CPU that comes online while contexts sample samples too (no lock: hotplug holds it off) */
-	if (READ_ONCE(vperf_sample_period))
-		vperf_arm_this_cpu(READ_ONCE(vperf_sample_period));
+	if (READ_ONCE(vperf_overflow_period))
+		vperf_arm_this_cpu(READ_ONCE(vperf_overflow_period));
 	return 0;
 
 unregister:
@@ -704,8 +641,8 @@ static void vperf_reprogram_ipi(void *p)
 			a->err = ret;
 		return;
 	}
-	if (READ_ONCE(vperf_sample_period))
-		vperf_arm_this_cpu(READ_ONCE(vperf_sample_period));	/* COUNTERS_SET disarmed it */
+	if (READ_ONCE(vperf_overflow_period))
+		vperf_arm_this_cpu(READ_ONCE(vperf_overflow_period));	/* COUNTERS_SET disarmed it */
 	/* the running thread's slice ends with the old slots and goes on with the new (refreshed page) */
 	vperf_snap_fill(this_cpu_read(vperf_page), &after);
 	vperf_thread_rebase(have ? &before : NULL, &after);

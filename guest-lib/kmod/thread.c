@@ -28,20 +28,12 @@
  * created and before it is woken; a parent whose context has
  * VPERF_THREAD_INHERIT gives the child a context on the same file there.
  *
- * Sampling: a context started with VPERF_THREAD_SAMPLE has a ring (a header
- * page and data pages).  While any such context lives, every vCPU's
- * vcpu-clock raises an NMI each period (pv.c); the NMI handler calls
- * vperf_thread_overflow(), which finds the interrupted thread's context by
- * RCU (NMI-safe), appends a record (and, while tracing is on, a SAMPLE
- * record to the vCPU's trace ring: trace.c) and queues a per-CPU irq_work
- * that signals the thread.  Only the NMI on the CPU the thread runs on writes its
- * ring, so records have one producer.
+ * Sampling: a context started with VPERF_THREAD_SAMPLE has a sampler (its
+ * ring: sample.c).  At each overflow NMI, vperf_thread_overflow() finds the
+ * interrupted thread's context by RCU (NMI-safe) and its counts as of now,
+ * and hands them to the sampler.
  */
-#include <linux/irq_work.h>
-#include <linux/poll.h>
-#include <linux/ptrace.h>
 #include <linux/sched/signal.h>
-#include <linux/timekeeping.h>
 #include <linux/atomic.h>
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -135,12 +127,7 @@ struct vperf_thread {
 	u64 base_steal;			/* guest: the CPU's steal at the base */
 	size_t charge;			/* charged to its file's user while live, besides its row */
 	struct vperf_counter_value base[VPERF_THREAD_MAX_COUNTERS];	/* counter i's slot then */
-	/* sampling (VPERF_THREAD_SAMPLE): NULL ring: none */
-	struct page **ring;		/* the header page, then the data pages */
-	u32 ring_pages;			/* 1 + data pages */
-	u32 ring_records;		/* records the data pages hold */
-	u64 ring_head;			/* records written (the NMI's copy) */
-	int sample_signo, sample_cookie;
+	struct vperf_sampler *sampler;	/* VPERF_THREAD_SAMPLE: its ring (sample.c); else NULL */
 	struct rcu_head rcu;
 };
 
@@ -406,34 +393,21 @@ unlock:
 	rcu_read_unlock();
 }
 
-static void vperf_ring_free(struct vperf_thread *t)
-{
-	u32 i;
-
-	if (!t->ring)
-		return;
-	for (i = 0; i < t->ring_pages; i++)
-		if (t->ring[i])
-			put_page(t->ring[i]);	/* a mapping keeps its own reference */
-	kfree(t->ring);
-	t->ring = NULL;
-}
-
 /* An ended context, a grace period later: no probe or NMI sees it any more. */
 static void vperf_thread_free_rcu(struct rcu_head *rcu)
 {
 	struct vperf_thread *t = container_of(rcu, struct vperf_thread, rcu);
 
-	vperf_ring_free(t);
+	vperf_sampler_free(t->sampler);
 	put_page(t->page);
 	kfree(t);
 }
 
-/* What a live context charges its file's user: itself, its page, its ring (or 0 pages). */
-static size_t vperf_thread_bytes(u32 ring_pages)
+/* What a live context charges its file's user: itself, its page, its ring (of 0 data pages: none). */
+static size_t vperf_thread_bytes(u32 sample_pages)
 {
 	return sizeof(struct vperf_thread) + PAGE_SIZE +
-	       ring_pages * (PAGE_SIZE + sizeof(struct page *));
+	       (sample_pages ? vperf_sampler_bytes(sample_pages) : 0);
 }
 
 /* ...and its row, until the file's release */
@@ -505,7 +479,7 @@ static struct vperf_thread *vperf_thread_alloc(struct task_struct *task, u32 fla
 /* A context that never went live (lost a race, over a limit); its events are the caller's. */
 static void vperf_thread_discard(struct vperf_thread *t)
 {
-	vperf_ring_free(t);
+	vperf_sampler_free(t->sampler);
 	put_task_struct(t->task);
 	put_page(t->page);
 	vperf_row_free(t->row);
@@ -568,7 +542,7 @@ static void vperf_thread_finish(struct vperf_thread *t, u32 row_flag)
 	WRITE_ONCE(t->task, NULL);	/* a probe that found t before: it reads it once */
 	vperf_events_put(t->vf->user, t->ev, t->guest ? 0 : t->nr);
 	vperf_user_uncharge(t->vf->user, t->charge);	/* its row's stays */
-	if (t->ring)
+	if (t->sampler)
 		vperf_sampling_put();
 	call_rcu(&t->rcu, vperf_thread_free_rcu);
 }
@@ -686,60 +660,23 @@ unlock_rcu:
 
 /* ---- sampling: the NMI's side ---- */
 
-/* One pending signal per CPU, sent from an irq_work after the NMI returns. */
-struct vperf_sig_work {
-	struct irq_work work;
-	struct task_struct *task;	/* a reference; NULL: free */
-	int signo, cookie;
-};
-
-static DEFINE_PER_CPU(struct vperf_sig_work, vperf_sig_work);
-
-static void vperf_sig_send(struct irq_work *work)
-{
-	struct vperf_sig_work *sw = container_of(work, struct vperf_sig_work, work);
-	struct task_struct *task = sw->task;
-	struct kernel_siginfo info;
-
-	clear_siginfo(&info);
-	info.si_signo = sw->signo;
-	info.si_code = POLL_IN;		/* as perf's overflow signal */
-	info.si_band = EPOLLIN;
-	info.si_fd = sw->cookie;
-	send_sig_info(sw->signo, &info, task);
-	WRITE_ONCE(sw->task, NULL);
-	put_task_struct(task);
-}
-
-void vperf_sampling_sync(void)
-{
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu)
-		irq_work_sync(&per_cpu(vperf_sig_work, cpu).work);
-}
-
 /*
- * NMI context, on the CPU whose vcpu-clock overflowed: a record for the
- * interrupted thread if it samples.  vp is this CPU's vCPU page, which the
- * host updated before it raised the NMI (and cannot change while this vCPU
- * runs the handler).
+ * NMI context, on the CPU whose vcpu-clock overflowed (sample.c's handler):
+ * a sample for the interrupted thread if it samples.  vp is this CPU's vCPU
+ * page, which the host updated before it raised the NMI (and cannot change
+ * while this vCPU runs the handler).
  */
 void vperf_thread_overflow(struct pt_regs *regs, const struct vperf_vcpu_page *vp)
 {
-	const unsigned int per_page = PAGE_SIZE / sizeof(struct vperf_sample_record);
-	struct vperf_sample_record *rec;
-	struct vperf_sample_ring *hdr;
 	struct vperf_thread_page *tp;
-	struct vperf_sig_work *sw;
 	struct vperf_thread *t;
-	u64 head, tail, idx, values[VPERF_THREAD_MAX_COUNTERS];
+	u64 values[VPERF_THREAD_MAX_COUNTERS];
 	struct vperf_snap snap;
 	u32 i, seq, nr = 0;
 
 	rcu_read_lock();
 	t = vperf_thread_find(current);
-	if (!t || !t->ring)
+	if (!t || !t->sampler)
 		goto out;
 	/* the counts as the page would have them now, unless the NMI hit a page update */
 	tp = t->tp;
@@ -751,42 +688,7 @@ void vperf_thread_overflow(struct pt_regs *regs, const struct vperf_vcpu_page *v
 				    snap.v[t->base_slot[i]].value - t->base[i].value : 0);
 		nr = snap.nr ? t->nr : 0;
 	}
-	/* into this vCPU's trace ring too, while tracing is on (trace.c) */
-	vperf_trace_sample(regs, values, nr);
-	hdr = page_address(t->ring[0]);
-	head = t->ring_head;
-	tail = READ_ONCE(hdr->tail);	/* the reader's: anything */
-	if (tail > head || head - tail >= t->ring_records) {
-		WRITE_ONCE(hdr->lost, hdr->lost + 1);
-		goto signal;
-	}
-	idx = head % t->ring_records;
-	rec = (struct vperf_sample_record *)page_address(t->ring[1 + idx / per_page]) + idx % per_page;
-	memset(rec, 0, sizeof(*rec));
-	rec->time = ktime_get_mono_fast_ns();
-	if (user_mode(regs)) {
-		rec->ip = instruction_pointer(regs);
-		rec->flags = VPERF_SAMPLE_USER;
-	}	/* a kernel address stays 0: not user space's to see */
-	rec->pid = task_tgid_nr(current);
-	rec->tid = task_pid_nr(current);
-	rec->cpu = smp_processor_id();
-	if (nr) {
-		for (i = 0; i < nr && i < ARRAY_SIZE(rec->values); i++)
-			rec->values[i] = values[i];
-		rec->flags |= VPERF_SAMPLE_VALUES;
-	}
-	t->ring_head = head + 1;
-	smp_store_release(&hdr->head, head + 1);
-signal:
-	sw = this_cpu_ptr(&vperf_sig_work);
-	if (t->sample_signo && !READ_ONCE(sw->task)) {
-		get_task_struct(current);
-		sw->task = current;
-		sw->signo = t->sample_signo;
-		sw->cookie = t->sample_cookie;
-		irq_work_queue(&sw->work);
-	}
+	vperf_sampler_write(t->sampler, regs, values, nr);
 out:
 	rcu_read_unlock();
 }
@@ -888,52 +790,6 @@ int vperf_may_monitor(struct task_struct *task)
 	return same ? 0 : -EACCES;
 }
 
-/* A sampling START's fields: 0 or -EINVAL. */
-static int vperf_sample_args_check(const struct vperf_thread_start *ks, u32 usize)
-{
-	if (usize < VPERF_THREAD_START_SIZE_VER1)
-		return -EINVAL;		/* the fields are not there */
-	if (ks->tid != 0 && ks->tid != task_pid_vnr(current))
-		return -EINVAL;		/* the callback runs in the sampled thread */
-	/* sample_counter: checked against the context's events (vperf_ioctl_thread_start) */
-	if (!ks->sample_pages || ks->sample_pages > VPERF_SAMPLE_MAX_PAGES ||
-	    (ks->sample_pages & (ks->sample_pages - 1)))
-		return -EINVAL;
-	if (ks->sample_period < VPERF_SAMPLE_MIN_PERIOD)
-		return -EINVAL;
-	if (ks->sample_signo < 0 || ks->sample_signo >= _NSIG || ks->sample_signo == SIGKILL ||
-	    ks->sample_signo == SIGSTOP)
-		return -EINVAL;
-	return 0;
-}
-
-/* The ring of a sampling context: zeroed pages, the header filled in. */
-static int vperf_ring_alloc(struct vperf_thread *t, const struct vperf_thread_start *ks)
-{
-	struct vperf_sample_ring *hdr;
-	u32 i, n = 1 + ks->sample_pages;
-
-	t->ring = kcalloc(n, sizeof(*t->ring), GFP_KERNEL_ACCOUNT);
-	if (!t->ring)
-		return -ENOMEM;
-	t->ring_pages = n;
-	for (i = 0; i < n; i++) {
-		t->ring[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-		if (!t->ring[i])
-			return -ENOMEM;	/* the caller discards t, and the pages with it */
-	}
-	t->ring_records = ks->sample_pages * (PAGE_SIZE / sizeof(struct vperf_sample_record));
-	t->sample_signo = ks->sample_signo;
-	t->sample_cookie = ks->sample_cookie;
-	hdr = page_address(t->ring[0]);
-	hdr->size = sizeof(*hdr);
-	hdr->version = VPERF_SAMPLE_RING_VERSION;
-	hdr->record_size = sizeof(struct vperf_sample_record);
-	hdr->nr_records = t->ring_records;
-	hdr->period = ks->sample_period;
-	return 0;
-}
-
 /* Can the guest account this event by itself (vcpu-clock or steal)?  Its kind, or -1. */
 static int vperf_guest_kind(const struct vperf_event_desc *d)
 {
@@ -1030,7 +886,7 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	if ((ks.flags & ~VPERF_THREAD_FLAGS) || ks.tid < 0)
 		return -EINVAL;
 	if (ks.flags & VPERF_THREAD_SAMPLE) {
-		ret = vperf_sample_args_check(&ks, usize);
+		ret = vperf_sampler_check(&ks, usize);
 		if (ret)
 			return ret;
 	}
@@ -1065,7 +921,7 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 		goto put_events;
 	}
 	/* the file's user's share of the guest's memory (user.c): EDQUOT past it */
-	charge = vperf_thread_bytes(ks.flags & VPERF_THREAD_SAMPLE ? 1 + ks.sample_pages : 0);
+	charge = vperf_thread_bytes(ks.flags & VPERF_THREAD_SAMPLE ? ks.sample_pages : 0);
 	ret = vperf_user_charge(vf->user, charge + vperf_row_bytes(ce.nr));
 	if (ret)
 		goto put_events;
@@ -1078,7 +934,7 @@ long vperf_ioctl_thread_start(struct file *file, void __user *uarg)
 	/* decided now, by who starts it, as perf's checks are at perf_event_open() */
 	t->raw = vperf_may_see_all();
 	if (ks.flags & VPERF_THREAD_SAMPLE) {
-		ret = vperf_ring_alloc(t, &ks);
+		ret = vperf_sampler_new(&ks, &t->sampler);
 		if (ret)
 			goto discard;
 		/* every vCPU's overflow NMI armed at this period (or EBUSY: another period runs) */
@@ -1316,40 +1172,21 @@ static int vperf_doorbell_mmap(struct file *file, struct vm_area_struct *vma)
 				  pgprot_noncached(vma->vm_page_prot));
 }
 
-/*
- * The calling thread's sample ring: the header page and the data pages,
- * writable (the reader stores tail), not inherited by fork.
- */
+/* The calling thread's sample ring (sample.c maps it). */
 static int vperf_ring_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct page *pages[1 + VPERF_SAMPLE_MAX_PAGES];
 	struct vperf_thread *t;
-	u32 i, n = 0;
-	int ret = 0;
+	u32 n = 0;
 
 	spin_lock(&vperf_threads_lock);
 	t = vperf_file_thread(file->private_data);
-	if (t && t->ring) {
-		n = t->ring_pages;
-		for (i = 0; i < n; i++) {
-			pages[i] = t->ring[i];
-			get_page(pages[i]);
-		}
-	}
+	if (t && t->sampler)
+		n = vperf_sampler_get_pages(t->sampler, pages);
 	spin_unlock(&vperf_threads_lock);
 	if (!n)
 		return -ENOENT;	/* no sampling context of this thread */
-	if (vma->vm_end - vma->vm_start != (unsigned long)n * PAGE_SIZE) {
-		ret = -EINVAL;
-		goto put;
-	}
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY;
-	for (i = 0; i < n && !ret; i++)
-		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE, pages[i]);
-put:
-	for (i = 0; i < n; i++)
-		put_page(pages[i]);
-	return ret;
+	return vperf_sampler_map(vma, pages, n);
 }
 
 int vperf_thread_mmap(struct file *file, struct vm_area_struct *vma)
@@ -1471,8 +1308,6 @@ int vperf_threads_init(void)
 	unsigned int i;
 	int ret;
 
-	for_each_possible_cpu(i)
-		init_irq_work(&per_cpu(vperf_sig_work, i).work, vperf_sig_send);
 	for_each_kernel_tracepoint(vperf_tp_lookup, NULL);
 	for (i = 0; i < ARRAY_SIZE(vperf_tps); i++) {
 		if (!vperf_tps[i].tp) {

@@ -11,6 +11,9 @@
 #include <linux/types.h>
 
 struct pt_regs;
+struct page;
+struct vm_area_struct;
+struct vperf_thread_start;
 
 #include <vperf/abi.h>
 
@@ -141,12 +144,9 @@ long vperf_ioctl_event_info(void __user *uarg);
 int vperf_steal_read(u64 *ns);
 bool vperf_steal_everywhere(void);	/* every online CPU has the record */
 u64 vperf_hypercalls(void);		/* hypercalls made, all CPUs */
-/* sampling (pv.c): the overflow NMI armed on every vCPU while a sampling context lives */
-int vperf_sampling_init(void);
-void vperf_sampling_exit(void);
-int vperf_sampling_get(u64 period);	/* process context: arms, or -EBUSY/-EOPNOTSUPP/-EIO */
-void vperf_sampling_put(void);		/* any context: disarms (deferred) after the last */
-extern atomic_long_t vperf_nmi_count;
+/* the overflow NMI's programming (sample.c arms through these) */
+int vperf_overflow_arm(u64 period);	/* every online vCPU, 0: off; 0 or -EIO */
+const struct vperf_vcpu_page *vperf_overflow_take(unsigned int c);	/* NMI: ours? bit cleared */
 u64 vperf_overflow_throttled(void);
 long vperf_ioctl_vcpu_totals(void __user *uarg);
 bool vperf_may_see_all(void);		/* system-wide data: paranoid <= 0 or CAP_PERFMON */
@@ -156,7 +156,6 @@ int vperf_threads_init(void);
 void vperf_threads_exit(void);
 int vperf_threads_count(void);
 void vperf_thread_overflow(struct pt_regs *regs, const struct vperf_vcpu_page *vp);	/* NMI */
-void vperf_sampling_sync(void);		/* the pending sample signals are sent */
 void vperf_thread_rebase(const struct vperf_snap *before, const struct vperf_snap *after);	/* IPI */
 int vperf_thread_open(struct file *file);
 void vperf_thread_release(struct file *file);
@@ -212,6 +211,22 @@ long vperf_ioctl_trace_sample(struct file *file, const void __user *uarg);
 int vperf_may_monitor(struct task_struct *task);
 bool vperf_may_count_kernel(void);	/* perf_allow_kernel(): CAP_PERFMON or paranoid < 2 */
 void vperf_trace_sample_release(struct file *file);
+
+/* sample.c: overflow NMIs and sample rings */
+struct vperf_sampler;
+typedef void (*vperf_overflow_fn)(struct pt_regs *regs, const struct vperf_vcpu_page *vp);
+int vperf_sampling_init(vperf_overflow_fn fn);	/* fn: the NMI's user (thread.c) */
+void vperf_sampling_exit(void);
+int vperf_sampling_get(u64 period);	/* process context: arms, or -EBUSY/-EOPNOTSUPP/-EIO */
+void vperf_sampling_put(void);		/* any context: disarms (deferred) after the last */
+extern atomic_long_t vperf_nmi_count;
+int vperf_sampler_check(const struct vperf_thread_start *ks, u32 usize);	/* 0 or -EINVAL */
+size_t vperf_sampler_bytes(u32 data_pages);
+int vperf_sampler_new(const struct vperf_thread_start *ks, struct vperf_sampler **out);
+void vperf_sampler_free(struct vperf_sampler *s);	/* NULL: nothing */
+u32 vperf_sampler_get_pages(const struct vperf_sampler *s, struct page **pages);
+int vperf_sampler_map(struct vm_area_struct *vma, struct page **pages, u32 n);
+void vperf_sampler_write(struct vperf_sampler *s, struct pt_regs *regs, const u64 *values, u32 nr);	/* NMI */
 
 /* mark.c: user-space markers */
 struct task_struct;
