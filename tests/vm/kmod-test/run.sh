@@ -59,9 +59,12 @@
 #                   (measured -0.07..-0.17%: idle; the rows alone -0.36..-1.06%, kernel threads are nobody's rows)
 #   thread-sample   VPERF_THREAD_SAMPLE on vcpu-clock every 4 ms (overflow NMIs): two functions burn in
 #                   alternating 3:1 slices until the thread's vcpu-clock advanced 3.2 s; the ring's user IPs in
-#                   each come out in the ratio of the vcpu-clock each ran within 10%, all samples number the
-#                   clock's periods within 10% (the line shows the overflows the host throttled), none lost,
-#                   the values grow, signals with POLL_IN and the cookie arrive; argument and mmap errors
+#                   each come out in the ratio of the vcpu-clock each ran within 10%, the samples and the periods
+#                   their values skip (the host's overruns and pacing) number the clock's periods within 10%,
+#                   >= 400 user samples (the line shows the overflows the host throttled), none lost,
+#                   the values grow; before it, a context with a signal per sample (400 ms): signals with POLL_IN
+#                   and the cookie arrive (the split runs without: their delivery blurs it); argument and mmap
+#                   errors
 #   thread-private  other users' counts stay hidden: a process of uid 65534 (paranoid 1) gets no raw vCPU base
 #                   in its page (base_valid 0, base[] 0) and EACCES for the doorbell, which showed root's 1000
 #                   port writes between its slices; root's context keeps both

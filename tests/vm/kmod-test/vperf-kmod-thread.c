@@ -40,15 +40,17 @@
  *            the time its slices lost on the host, guest wall time in host
  *            ns less its vcpu-clock, must be at least 20% of the wall time
  *            (the hog took some) and its vperf::steal within 10% of it
- *   sample   START with VPERF_THREAD_SAMPLE (vcpu-clock, 4 ms, a signal per
- *            sample): two functions burn in alternating slices of 3x and
+ *   sample   START with VPERF_THREAD_SAMPLE (vcpu-clock, 4 ms): with a signal
+ *            per sample, 400 ms: the signals carry POLL_IN and the cookie;
+ *            then without (their delivery is kernel time that blurs the
+ *            split): two functions burn in alternating slices of 3x and
  *            x, x 8..40 ms, until the thread's vcpu-clock (doorbell reads)
  *            advanced 3.2 s; the ring's user-mode IPs in each function's
  *            own section come out in the ratio of the vcpu-clock each ran
- *            (nominally 3:1) within 10%, all samples number the clock's
- *            periods within 10%, nothing is lost, the records' vcpu-clock
- *            values grow, the signals carry POLL_IN and the cookie, and the
- *            module's nmi_count grew
+ *            (nominally 3:1) within 10%, the samples and the periods
+ *            their values skip number the clock's periods within 10%
+ *            (at least 400 user samples), nothing is lost, the records' vcpu-clock
+ *            values grow, and the module's nmi_count grew
  *   conserve START with inheritance, VPERF_IOC_VCPU_TOTALS, then 4 threads,
  *            2 pinned on each vCPU, spin until one deadline 1 s away (about
  *            500 ms each); after they exited, the totals again: the rows'
@@ -635,20 +637,17 @@ extern char __start_vperf_hot3[], __stop_vperf_hot3[], __start_vperf_hot1[], __s
 static volatile uint64_t sink;
 
 /*
- * hot3 and hot1 each burn at least ns of thread CPU time and return how much
- * they did (the last check overshoots).  Each lives in its own section, so
- * that a sampled IP tells which one ran; K only makes their code differ.
+ * hot3 and hot1 each run n iterations of a loop in user mode (no system
+ * call: CLOCK_THREAD_CPUTIME_ID is one, and in some nested runs its cost
+ * put three samples in four in the kernel).  Each lives in its own section,
+ * so that a sampled IP tells which one ran; K only makes their code differ.
  */
 #define HOT_FN(name, K)									\
 	__attribute__((noinline, used, section("vperf_" #name)))			\
-	static uint64_t name(uint64_t ns)						\
+	static void name(uint64_t n)							\
 	{										\
-		uint64_t t0 = thread_ns(), t;						\
-											\
-		while ((t = thread_ns() - t0) < ns)					\
-			for (int i = 0; i < 20000; i++)					\
-				sink += (uint64_t)i * (K);				\
-		return t;								\
+		for (uint64_t i = 0; i < n; i++)					\
+			sink += i * (K);						\
 	}
 HOT_FN(hot3, 3)
 HOT_FN(hot1, 5)
@@ -665,9 +664,12 @@ static void on_sample_signal(int sig, siginfo_t *si, void *uc)
 		sample_bad_sigs++;
 }
 
+#define SAMPLE_PERIOD 4000000	/* 4 ms: in nested TCG a sample (NMI, signal) costs ~0.5 ms, more under load */
+
 struct sample_tally {
 	unsigned long n3, n1, other, kernel, nonmono, novalues;
 	uint64_t last_value;
+	unsigned long missed;	/* periods between two records' values with no record of their own */
 };
 
 static void sample_drain(volatile struct vperf_sample_ring *hdr, const struct vperf_sample_record *recs,
@@ -691,8 +693,13 @@ static void sample_drain(volatile struct vperf_sample_ring *hdr, const struct vp
 			t->novalues++;
 		else if (r->values[VPERF_THREAD_CTR_VCPU_CLOCK] < t->last_value)
 			t->nonmono++;
-		else
-			t->last_value = r->values[VPERF_THREAD_CTR_VCPU_CLOCK];
+		else {
+			uint64_t v = r->values[VPERF_THREAD_CTR_VCPU_CLOCK], d = v - t->last_value;
+
+			if (t->last_value && d >= SAMPLE_PERIOD + SAMPLE_PERIOD / 2)
+				t->missed += (d + SAMPLE_PERIOD / 2) / SAMPLE_PERIOD - 1;
+			t->last_value = v;
+		}
 	}
 	__atomic_store_n(&hdr->tail, tail, __ATOMIC_RELEASE);
 }
@@ -702,9 +709,9 @@ static long nmi_count_param(void)
 	return module_param_value("nmi_count");
 }
 
-#define SAMPLE_PERIOD 4000000	/* 4 ms: in nested TCG a sample (NMI, signal) costs ~0.5 ms, more under load */
 #define SAMPLE_CLOCK_NS 3200000000ull	/* 800 periods of the thread's vcpu-clock */
-#define SAMPLE_GUEST_CAP_NS 3000000000ull	/* hot1's share of at most 12 s of guest CPU time */
+#define SAMPLE_SIG_CLOCK_NS 400000000ull	/* the signals' run: 100 periods */
+#define SAMPLE_GUEST_CAP_NS 12000000000ull	/* at most 12 s of guest CPU time */
 
 /*
  * The thread's vcpu-clock, fresh, through the doorbell (as doorbell_fresh():
@@ -731,24 +738,117 @@ static uint64_t sample_clock(const volatile struct vperf_thread_page *pg, const 
 	}
 }
 
+/* A sampling context of this thread on sfd, mapped: its ring, its page and the doorbell. */
+struct sample_ctx {
+	void *ring;
+	volatile struct vperf_sample_ring *hdr;
+	const struct vperf_sample_record *recs;
+	const volatile struct vperf_thread_page *pg;
+	const volatile uint64_t *db;
+};
+
+#define SAMPLE_PAGES 16
+
+static int sample_open(int sfd, struct vperf_thread_start *st, struct sample_ctx *x)
+{
+	if (ioctl(sfd, VPERF_IOC_THREAD_START, st)) {
+		check(0, "sample", strerror(errno));
+		return -1;
+	}
+	x->ring = mmap(NULL, (1 + SAMPLE_PAGES) * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, sfd,
+		       VPERF_SAMPLE_PGOFF * 4096);
+	x->pg = mmap(NULL, 4096, PROT_READ, MAP_SHARED, sfd, 0);
+	x->db = mmap(NULL, 4096, PROT_READ, MAP_SHARED, sfd, 4096);
+	if (x->ring == MAP_FAILED || x->pg == MAP_FAILED || x->db == MAP_FAILED) {
+		check(0, "sample", "mmap of the ring, the thread page and the doorbell");
+		return -1;
+	}
+	x->hdr = x->ring;
+	x->recs = (const struct vperf_sample_record *)((char *)x->ring + 4096);
+	return 0;
+}
+
+static void sample_close(int sfd, struct sample_ctx *x)
+{
+	check(ioctl(sfd, VPERF_IOC_THREAD_STOP) == 0, "sample", "THREAD_STOP");
+	munmap((void *)x->pg, 4096);
+	munmap((void *)x->db, 4096);
+	munmap(x->ring, (1 + SAMPLE_PAGES) * 4096);
+}
+
+/*
+ * hot1 one slice, hot3 three times it: slices of 2..10 periods at a varying
+ * phase, so that the periodic samples do not alias with a fixed split, and
+ * long enough that a slice's count is its time over the period give or take
+ * one (as tests/workloads/sample3to1.c explains).  The run lasts clock_ns of
+ * the thread's vcpu-clock, the clock the samples follow: the guest's own CPU
+ * time also has the time the host took from the vCPU (steal: a loaded CI
+ * machine's 46% halved the samples of a run sized by guest time), and the
+ * split the samples must show is each function's vcpu-clock (doorbell reads
+ * around each).  The guest-time cap ends the run when the clock stalls.
+ * ns[] and c[]: hot3's and hot1's guest CPU time and vcpu-clock; *clk the
+ * clock the run took.
+ */
+static void sample_split(const struct sample_ctx *x, uint64_t clock_ns, struct sample_tally *t, uint64_t *ns,
+			 uint64_t *c, uint64_t *clk)
+{
+	uint64_t done, seed, clk0, before, mid, after, t0, t1, t2, per_ms;
+	int i = 0;
+
+	/* the loop's speed, for slices in iterations */
+	t0 = thread_ns();
+	hot1(1000000);
+	t1 = thread_ns();
+	per_ms = 1000000ull * 1000000 / (t1 - t0 ? t1 - t0 : 1);
+	clk0 = after = sample_clock(x->pg, x->db);
+	for (done = 0, seed = 12345; done < SAMPLE_GUEST_CAP_NS; ) {
+		uint64_t slice;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		slice = 2 * SAMPLE_PERIOD + (seed >> 33) % (8 * SAMPLE_PERIOD);	/* 2..10 periods */
+		before = after;
+		t0 = thread_ns();
+		hot3(3 * slice / 1000000 * per_ms);
+		mid = sample_clock(x->pg, x->db);
+		t1 = thread_ns();
+		hot1(slice / 1000000 * per_ms);
+		after = sample_clock(x->pg, x->db);
+		t2 = thread_ns();
+		ns[0] += t1 - t0;
+		ns[1] += t2 - t1;
+		c[0] += mid - before;
+		c[1] += after - mid;
+		done += t2 - t0;
+		if (++i % 8 == 0)
+			sample_drain(x->hdr, x->recs, t);
+		if (after - clk0 >= clock_ns)
+			break;
+	}
+	usleep(10000);
+	sample_drain(x->hdr, x->recs, t);
+	*clk = sample_clock(x->pg, x->db) - clk0;
+}
+
+/*
+ * Two contexts one after the other: one with a signal per sample (the
+ * signals' fields, the ring's header and mmap errors), then the split,
+ * without signals: their delivery (an irq_work interrupt, the handler) is
+ * guest kernel time after each sample, which takes samples from the user
+ * IPs (up to half of them in one nested run) and blurs the split.
+ */
 static void test_sample(void)
 {
-	const unsigned int pages = 16;
 	struct vperf_thread_start st;
 	struct sample_tally t = { 0 };
 	struct sigaction sa;
-	volatile struct vperf_sample_ring *hdr;
-	const struct vperf_sample_record *recs;
+	struct sample_ctx x;
 	struct vperf_info info;
 	char what[640];
 	long nmi0, nmi1, thr0, thr1;
-	uint64_t ns3 = 0, ns1 = 0, c3 = 0, c1 = 0, clk0, clk1, done, seed, a, b, c;
+	uint64_t ns[2] = { 0 }, c[2] = { 0 }, clk;
 	double ratio, want, expect;
-	const volatile struct vperf_thread_page *pg;
-	const volatile uint64_t *db;
 	unsigned long total;
-	void *ring;
-	int i, sfd;
+	int sfd;
 
 	memset(&info, 0, sizeof(info));
 	info.size = sizeof(info);
@@ -776,7 +876,7 @@ static void test_sample(void)
 	st.sample_signo = SIGRTMIN + 4;
 	st.sample_cookie = 4242;
 	check(ioctl(sfd, VPERF_IOC_THREAD_START, &st) == -1 && errno == EINVAL, "sample", "3 ring pages: EINVAL");
-	st.sample_pages = pages;
+	st.sample_pages = SAMPLE_PAGES;
 	st.sample_period = 1000;
 	check(ioctl(sfd, VPERF_IOC_THREAD_START, &st) == -1 && errno == EINVAL, "sample",
 	      "a period under 100 us: EINVAL");
@@ -785,95 +885,71 @@ static void test_sample(void)
 	check(ioctl(sfd, VPERF_IOC_THREAD_START, &st) == -1 && errno == EINVAL, "sample",
 	      "sampling another thread: EINVAL");
 	st.tid = 0;
-	if (ioctl(sfd, VPERF_IOC_THREAD_START, &st)) {
-		check(0, "sample", strerror(errno));
-		close(sfd);
-		return;
-	}
+	check(mmap(NULL, 4096, PROT_READ, MAP_SHARED, sfd, VPERF_SAMPLE_PGOFF * 4096) == MAP_FAILED &&
+	      errno == ENOENT, "sample", "a ring mapping before START: ENOENT");
+
+	/* the signals */
+	if (sample_open(sfd, &st, &x))
+		goto out;
 	check(mmap(NULL, 4096, PROT_READ, MAP_SHARED, sfd, VPERF_SAMPLE_PGOFF * 4096) == MAP_FAILED &&
 	      errno == EINVAL, "sample", "a ring mapping of the wrong size: EINVAL");
-	ring = mmap(NULL, (1 + pages) * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, sfd, VPERF_SAMPLE_PGOFF * 4096);
-	if (ring == MAP_FAILED) {
-		check(0, "sample", strerror(errno));
-		close(sfd);
-		return;
-	}
-	pg = mmap(NULL, 4096, PROT_READ, MAP_SHARED, sfd, 0);
-	db = mmap(NULL, 4096, PROT_READ, MAP_SHARED, sfd, 4096);
-	if (pg == MAP_FAILED || db == MAP_FAILED) {
-		check(0, "sample", "mmap of the thread page and the doorbell");
-		munmap(ring, (1 + pages) * 4096);
-		close(sfd);
-		return;
-	}
-	hdr = ring;
-	recs = (const struct vperf_sample_record *)((char *)ring + 4096);
 	snprintf(what, sizeof(what), "ring header: size %u version %u record %u records %u period %llu",
-		 hdr->size, hdr->version, hdr->record_size, hdr->nr_records, (unsigned long long)hdr->period);
-	check(hdr->size == sizeof(struct vperf_sample_ring) && hdr->version == VPERF_SAMPLE_RING_VERSION &&
-	      hdr->record_size == sizeof(struct vperf_sample_record) && hdr->nr_records == pages * 64 &&
-	      hdr->period == SAMPLE_PERIOD, "sample", what);
+		 x.hdr->size, x.hdr->version, x.hdr->record_size, x.hdr->nr_records,
+		 (unsigned long long)x.hdr->period);
+	check(x.hdr->size == sizeof(struct vperf_sample_ring) && x.hdr->version == VPERF_SAMPLE_RING_VERSION &&
+	      x.hdr->record_size == sizeof(struct vperf_sample_record) && x.hdr->nr_records == SAMPLE_PAGES * 64 &&
+	      x.hdr->period == SAMPLE_PERIOD, "sample", what);
+	quiesce();
+	sample_split(&x, SAMPLE_SIG_CLOCK_NS, &t, ns, c, &clk);
+	total = t.n3 + t.n1 + t.other + t.kernel;
+	snprintf(what, sizeof(what), "signals: %d with POLL_IN and the cookie, %d other, for %lu samples in %.1f ms "
+		 "(lost %llu)", (int)sample_sigs, (int)sample_bad_sigs, total, clk / 1e6,
+		 (unsigned long long)x.hdr->lost);
+	check(sample_sigs > 0 && total > 0 && (unsigned long)sample_sigs <= total && !sample_bad_sigs &&
+	      x.hdr->lost == 0, "sample", what);
+	sample_close(sfd, &x);
+
+	/* the split */
+	st.sample_signo = 0;
+	st.sample_cookie = 0;
+	memset(&t, 0, sizeof(t));
+	memset(ns, 0, sizeof(ns));
+	memset(c, 0, sizeof(c));
+	if (sample_open(sfd, &st, &x))
+		goto out;
 	nmi0 = nmi_count_param();
 	thr0 = module_param_value("overflow_throttled");
 	quiesce();
-	clk0 = c = sample_clock(pg, db);
-	i = 0;
-	/*
-	 * hot1 one slice, hot3 three times it: slices of 2..10 periods at a
-	 * varying phase, so that the periodic samples do not alias with a fixed
-	 * split, and long enough that a slice's count is its time over the
-	 * period give or take one (as tests/workloads/sample3to1.c explains).
-	 * The run lasts SAMPLE_CLOCK_NS of the thread's vcpu-clock, the clock
-	 * the samples follow: the guest's own CPU time also has the time the
-	 * host took from the vCPU (steal: a loaded CI machine's 46% halved the
-	 * samples of a run sized by guest time), and the split the samples
-	 * must show is each function's vcpu-clock (a THREAD_READ around each).
-	 * The guest-time cap ends the run when the clock stalls.
-	 */
-	for (done = 0, seed = 12345; done < SAMPLE_GUEST_CAP_NS; ) {
-		uint64_t slice;
-
-		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		slice = 2 * SAMPLE_PERIOD + (seed >> 33) % (8 * SAMPLE_PERIOD);	/* 2..10 periods */
-		a = c;
-		ns3 += hot3(3 * slice);
-		b = sample_clock(pg, db);
-		ns1 += hot1(slice);
-		c = sample_clock(pg, db);
-		c3 += b - a;
-		c1 += c - b;
-		done += slice;
-		if (++i % 8 == 0)
-			sample_drain(hdr, recs, &t);
-		if (c - clk0 >= SAMPLE_CLOCK_NS)
-			break;
-	}
-	i = 0;
-	usleep(10000);
-	sample_drain(hdr, recs, &t);
-	clk1 = sample_clock(pg, db);
+	sample_split(&x, SAMPLE_CLOCK_NS, &t, ns, c, &clk);
 	nmi1 = nmi_count_param();
 	thr1 = module_param_value("overflow_throttled");
-	check(ioctl(sfd, VPERF_IOC_THREAD_STOP) == 0, "sample", "THREAD_STOP");
 	ratio = t.n1 ? (double)t.n3 / (double)t.n1 : 0;
-	want = c1 ? (double)c3 / (double)c1 : 0;	/* 3, the last checks' overshoot, steal's scatter */
+	want = c[1] ? (double)c[0] / (double)c[1] : 0;	/* 3, the last checks' overshoot, steal's scatter */
 	total = t.n3 + t.n1 + t.other + t.kernel;
-	expect = (double)(clk1 - clk0) / SAMPLE_PERIOD;
+	expect = (double)clk / SAMPLE_PERIOD;
 	snprintf(what, sizeof(what),
 		 "samples: hot3 %lu hot1 %lu (ratio %.3f; their vcpu-clock %.1f and %.1f ms: %.3f, within 10%%; "
 		 "guest CPU time %.1f and %.1f ms), elsewhere %lu, in the kernel %lu: %lu in %.1f ms of vcpu-clock "
-		 "(%.0f periods, within 10%%; %ld throttled), lost %llu; %d signals (%d bad); values without %lu, "
-		 "backwards %lu; NMIs %ld",
-		 t.n3, t.n1, ratio, c3 / 1e6, c1 / 1e6, want, ns3 / 1e6, ns1 / 1e6, t.other, t.kernel, total,
-		 (clk1 - clk0) / 1e6, expect, thr1 - thr0, (unsigned long long)hdr->lost, (int)sample_sigs,
-		 (int)sample_bad_sigs, t.novalues, t.nonmono, nmi1 - nmi0);
-	check(t.n3 + t.n1 >= 400 && ratio >= 0.9 * want && ratio <= 1.1 * want && total >= 0.9 * expect &&
-	      total <= 1.1 * expect + 2 && hdr->lost == 0 && sample_sigs > 0 && !sample_bad_sigs && !t.nonmono &&
-	      t.novalues * 10 < t.n3 + t.n1 && nmi1 - nmi0 >= (long)(t.n3 + t.n1), "sample", what);
+		 "(%.0f periods: with the %lu the values skip, within 10%%; %ld throttled), lost %llu; values "
+		 "without %lu, backwards %lu; NMIs %ld",
+		 t.n3, t.n1, ratio, c[0] / 1e6, c[1] / 1e6, want, ns[0] / 1e6, ns[1] / 1e6, t.other, t.kernel,
+		 total, clk / 1e6, expect, t.missed, thr1 - thr0, (unsigned long long)x.hdr->lost, t.novalues,
+		 t.nonmono, nmi1 - nmi0);
+	/*
+	 * Every period of the clock is a sample or a gap between two samples'
+	 * values: the host's task-clock hrtimer folds the periods it overran
+	 * into one overflow (the fresh clone's CI machine, stealing from L1:
+	 * 692 samples for 809 periods, none throttled), the host's pacing
+	 * doubles the period when the guest has not taken the last NMI (docs/
+	 * abi.md 2.4: 0..5 times a run here, up to 218 periods skipped), and
+	 * the values say so.  400 user samples keep the split meaningful.
+	 */
+	check(t.n3 + t.n1 >= 400 && ratio >= 0.9 * want && ratio <= 1.1 * want &&
+	      total + t.missed >= 0.9 * expect && total + t.missed <= 1.1 * expect + 2 && x.hdr->lost == 0 && !t.nonmono && t.novalues * 10 < t.n3 + t.n1 &&
+	      nmi1 - nmi0 >= (long)(t.n3 + t.n1), "sample", what);
 	printf("kmod-thread: doorbell loads %llu\n", (unsigned long long)sample_db_loads);
-	munmap((void *)pg, 4096);
-	munmap((void *)db, 4096);
-	munmap(ring, (1 + pages) * 4096);
+	sample_close(sfd, &x);
+out:
 	close(sfd);
 	unpin();
 }
