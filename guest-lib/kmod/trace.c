@@ -844,7 +844,7 @@ static void trace_sample_rec(struct pt_regs *regs, const u64 *counts, u32 nr, u1
 }
 
 /*
- * From the sampling NMI (thread.c), for a sampling thread: the sample into
+ * From the sampling NMI (sample.c), for a sampling thread: the sample into
  * this vCPU's ring too.  nr counts (0: the NMI hit a page update and has
  * none), then the user callchain (docs/abi.md 2.5): of the interrupted user
  * code, or where the thread entered the kernel if the NMI hit the kernel.
