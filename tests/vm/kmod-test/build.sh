@@ -21,7 +21,7 @@ gcc -static -O2 -std=gnu11 -Wall -Wextra -Werror -I "$REPO_DIR/hv/include" \
 	-o "$OUT/vperf-kmod-irq" "$(dirname "$0")/vperf-kmod-irq.c" ||
 	die "$VM_EXIT_USAGE" "building vperf-kmod-irq failed"
 gcc -static -O2 -std=gnu11 -Wall -Wextra -Werror -pthread -I "$SRC" -I "$REPO_DIR/hv/include" \
-	-o "$OUT/vperf-kmod-thread" "$(dirname "$0")/vperf-kmod-thread.c" ||
+	-o "$OUT/vperf-kmod-thread" "$(dirname "$0")/vperf-kmod-thread.c" "$(dirname "$0")"/thread/*.c ||
 	die "$VM_EXIT_USAGE" "building vperf-kmod-thread failed"
 gcc -static -O2 -std=gnu11 -Wall -Wextra -Werror -pthread -I "$SRC" \
 	-o "$OUT/vperf-kmod-fuzz" "$(dirname "$0")/vperf-kmod-fuzz.c" ||

@@ -7,7 +7,7 @@
 #   ioctl      vperf-kmod-info: VPERF_IOC_INFO answers and its checks hold (pages = CPUs, the IRQ is bound, ...)
 #   params     /sys/module/vperf_guest/parameters/{irq,irq_count} are readable
 #   (thread-*: counts against CPU times within 3%; the goal is 2%, nested TCG scatters to ~2.4% and one
-#   measurement in a few lands 3..6% off: TOLERANCE in vperf-kmod-thread.c; single, migrate, split and read pass
+#   measurement in a few lands 3..6% off: TOLERANCE in thread/kmod-thread.h; single, migrate, split and read pass
 #   when two of three rounds are within it)
 #   thread-api      vperf-kmod-thread api: THREAD_START/STOP size handshake and errors, the thread page's mmap
 #                   refusals (offset, size, PROT_WRITE, mprotect), the page readable after STOP

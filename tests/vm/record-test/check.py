@@ -68,6 +68,7 @@
 Prints what it found; exit 0 pass, 1 fail, 2 usage or unreadable recording.
 """
 import bisect
+import os
 import re
 import subprocess
 import sys
@@ -227,6 +228,8 @@ def prefix(d, threads, least):
 
 def env(d):
     out = {}
+    if not os.path.exists(d + "/metadata"):
+        return out      # no trace (the run ended before it came back): the checks that need one say so
     with open(d + "/metadata") as f:
         for line in f:
             m = re.match(r'\s*(\w+) = "([^"]*)";', line)
