@@ -171,6 +171,12 @@ int vperf_overflow_arm(u64 period)
 	return 0;
 }
 
+/* The period every online vCPU is armed at, 0: none (the last vperf_overflow_arm()'s). */
+u64 vperf_overflow_armed(void)
+{
+	return READ_ONCE(vperf_overflow_period);
+}
+
 /*
  * Overflows the host throttled (docs/abi.md 2.4: each found the last one
  * not yet taken and doubled the period), over the online vCPUs, as their

@@ -43,8 +43,7 @@ struct vperf_sampler {
 
 atomic_long_t vperf_nmi_count = ATOMIC_LONG_INIT(0);
 static vperf_overflow_fn vperf_overflow_handler;
-static DEFINE_MUTEX(vperf_sample_lock);	/* arming and disarming */
-static u64 vperf_sample_period;		/* armed period, 0: disarmed; under the lock */
+static DEFINE_MUTEX(vperf_sample_lock);	/* arming and disarming (pv.c keeps the period) */
 static atomic_t vperf_samplers = ATOMIC_INIT(0);	/* live samplers */
 static bool vperf_nmi_registered;
 
@@ -57,13 +56,11 @@ int vperf_sampling_get(u64 period)
 	if (!vperf_nmi_registered)
 		return -EOPNOTSUPP;	/* the device has no VPERF_FEAT_OVERFLOW_NMI */
 	mutex_lock(&vperf_sample_lock);
-	if (vperf_sample_period != period) {
+	if (vperf_overflow_armed() != period) {
 		if (atomic_read(&vperf_samplers))
 			ret = -EBUSY;	/* one period for all sampling contexts */
 		else
 			ret = vperf_overflow_arm(period);
-		if (!ret)
-			vperf_sample_period = period;
 	}
 	if (!ret)
 		atomic_inc(&vperf_samplers);
@@ -73,8 +70,8 @@ int vperf_sampling_get(u64 period)
 
 static void vperf_disarm(void)
 {
-	if (vperf_sample_period && !vperf_overflow_arm(0))
-		vperf_sample_period = 0;
+	if (vperf_overflow_armed())
+		vperf_overflow_arm(0);	/* 0 cannot fail */
 }
 
 static void vperf_disarm_work_fn(struct work_struct *work)

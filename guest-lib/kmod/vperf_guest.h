@@ -146,6 +146,7 @@ bool vperf_steal_everywhere(void);	/* every online CPU has the record */
 u64 vperf_hypercalls(void);		/* hypercalls made, all CPUs */
 /* the overflow NMI's programming (sample.c arms through these) */
 int vperf_overflow_arm(u64 period);	/* every online vCPU, 0: off; 0 or -EIO */
+u64 vperf_overflow_armed(void);		/* the period armed, 0: none */
 const struct vperf_vcpu_page *vperf_overflow_take(unsigned int c);	/* NMI: ours? bit cleared */
 u64 vperf_overflow_throttled(void);
 long vperf_ioctl_vcpu_totals(void __user *uarg);
